@@ -1,0 +1,252 @@
+"""Parameters: load params.yaml, merge the selected profile, validate before any compute.
+
+Every key the stages may read is declared in SCHEMA with its type and allowed range. A bad
+value, an unknown key or an unknown profile raises ConfigError naming the key and the
+allowed range; stages call `load_params` first, so nothing is computed or written.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PROFILES = ("default", "smoke", "paper")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    choices: tuple | None = None
+
+    def describe(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(map(str, self.choices))
+        name = self.kind.__name__ if isinstance(self.kind, type) else "number"
+        lo = "-inf" if self.low is None else self.low
+        hi = "inf" if self.high is None else self.high
+        return f"{name} in [{lo}, {hi}]"
+
+    def check(self, key: str, value: Any) -> None:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        # bool is an int in Python; never accept it where a number is meant.
+        if isinstance(value, bool) and bool not in kinds:
+            raise ConfigError(f"{key}: expected {self.describe()}, got {value!r}")
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kinds):
+            raise ConfigError(f"{key}: expected {self.describe()}, got {value!r} ({type(value).__name__})")
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"{key}: expected {self.describe()}, got {value!r}")
+        if self.low is not None and value < self.low:
+            raise ConfigError(f"{key}: expected {self.describe()}, got {value!r}")
+        if self.high is not None and value > self.high:
+            raise ConfigError(f"{key}: expected {self.describe()}, got {value!r}")
+
+
+def _int(low=None, high=None):
+    return Spec(int, low, high)
+
+
+def _float(low=None, high=None):
+    return Spec(float, low, high)
+
+
+def _choice(*choices):
+    return Spec((str, bool), choices=choices)
+
+
+SCHEMA: dict[str, Spec] = {
+    "profile": Spec(str, choices=PROFILES),
+    "linear_map.task.state_size": _int(1, 4096),
+    "linear_map.task.sparsity": _int(1, 4096),
+    "linear_map.task.task_seed": _int(0, 2**31 - 1),
+    "linear_map.task.separator": Spec(bool),
+    "linear_map.task.loss_positions": _choice("all", "output"),
+    "linear_map.task.eval_sequences": _int(1, 1_000_000),
+    "linear_map.model.n_layer": _int(1, 64),
+    "linear_map.model.d_model": _int(1, 8192),
+    "linear_map.model.n_head": _int(1, 1024),
+    "linear_map.model.d_mlp": _int(0, 65536),
+    "linear_map.model.norm": _choice("pre", "none"),
+    "linear_map.model.positional": _choice("learned"),
+    "linear_map.train.n_seeds": _int(1, 4096),
+    "linear_map.train.first_seed": _int(0, 2**31 - 1),
+    "linear_map.train.seeds_per_group": _int(1, 4096),
+    "linear_map.train.steps": _int(1, 10_000_000),
+    "linear_map.train.batch_size": _int(1, 1_000_000),
+    "linear_map.train.lr": _float(0.0, 10.0),
+    "linear_map.train.beta1": _float(0.0, 1.0),
+    "linear_map.train.beta2": _float(0.0, 1.0),
+    "linear_map.train.weight_decay": _float(0.0, 10.0),
+    "linear_map.train.warmup_steps": _int(0, 10_000_000),
+    "linear_map.train.grad_clip": _float(0.0, 1e6),
+    "linear_map.train.eval_every": _int(1, 10_000_000),
+    "linear_map.train.checkpoint_log_until": _int(0, 10_000_000),
+    "linear_map.train.checkpoint_every": _int(1, 10_000_000),
+    "linear_map.train.resume_every": _int(1, 10_000_000),
+    "linear_map.train.divergence_loss": _float(0.0, None),
+    "linear_map.train.device": _choice("auto", "cpu", "cuda"),
+    "linear_map.train.threads": _int(0, 1024),
+    "linear_map.analysis.plateau_threshold": _float(0.0, 1.0),
+    "linear_map.analysis.emergence_threshold": _float(0.0, 1.0),
+    "linear_map.analysis.solved_threshold": _float(0.0, 1.0),
+    "linear_map.analysis.bit_accuracy_threshold": _float(0.5, 1.0),
+    "linear_map.analysis.smoothing_window": _int(1, 1001),
+    "report.base_rev": Spec(str),
+    "report.attention_seeds": _int(1, 4096),
+    "report.max_figure_seeds": _int(1, 4096),
+}
+
+
+def _check_linear_map(p: dict) -> None:
+    task, model, train, ana = (p["linear_map"][k] for k in ("task", "model", "train", "analysis"))
+    S, s = task["state_size"], task["sparsity"]
+    if s > S:
+        raise ConfigError(f"linear_map.task.sparsity: must be <= linear_map.task.state_size ({S}), got {s}")
+    if model["d_model"] % model["n_head"]:
+        raise ConfigError(
+            f"linear_map.model.n_head: must divide linear_map.model.d_model ({model['d_model']}), got {model['n_head']}")
+    if train["seeds_per_group"] > train["n_seeds"]:
+        raise ConfigError(
+            f"linear_map.train.seeds_per_group: must be <= linear_map.train.n_seeds ({train['n_seeds']}), "
+            f"got {train['seeds_per_group']}")
+    if not ana["plateau_threshold"] <= ana["emergence_threshold"] <= ana["solved_threshold"]:
+        raise ConfigError(
+            "linear_map.analysis.emergence_threshold: need plateau_threshold <= emergence_threshold <= "
+            f"solved_threshold, got {ana['plateau_threshold']}, {ana['emergence_threshold']}, {ana['solved_threshold']}")
+
+
+CROSS_CHECKS = (_check_linear_map,)
+
+
+def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def deep_merge(base: dict, overlay: dict, where: str = "") -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in overlay.items():
+        name = f"{where}{key}"
+        if isinstance(value, dict):
+            if not isinstance(merged.get(key, {}), dict):
+                raise ConfigError(f"{name}: profile gives a section where params.yaml has a value")
+            merged[key] = deep_merge(merged.get(key, {}), value, name + ".")
+        else:
+            merged[key] = value
+    return merged
+
+
+def validate(params: dict) -> dict:
+    """Check every key against SCHEMA and the cross-key constraints; return params unchanged."""
+    flat = flatten(params)
+    for key in flat:
+        if key not in SCHEMA:
+            close = [k for k in SCHEMA if k.rsplit(".", 1)[0] == key.rsplit(".", 1)[0]]
+            hint = f" (known keys here: {', '.join(k.rsplit('.', 1)[1] for k in close)})" if close else ""
+            raise ConfigError(f"{key}: unknown parameter{hint}")
+    for key, spec in SCHEMA.items():
+        if key not in flat:
+            raise ConfigError(f"{key}: missing; expected {spec.describe()}")
+        spec.check(key, flat[key])
+    for check in CROSS_CHECKS:
+        check(params)
+    return params
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dict:
+    """params.yaml deep-merged with profiles/<profile>.yaml, validated.
+
+    `profile` overrides the file's `profile` key (used by tests and the bench)."""
+    root = Path(root)
+    base = _read_yaml(root / "params.yaml")
+    name = profile if profile is not None else base.get("profile", "default")
+    if name not in PROFILES:
+        raise ConfigError(f"profile: expected one of {', '.join(PROFILES)}, got {name!r}")
+    params = dict(base, profile=name)
+    if name != "default":
+        overlay = _read_yaml(root / "profiles" / f"{name}.yaml")
+        if "profile" in overlay:
+            raise ConfigError(f"profiles/{name}.yaml: must not set `profile`")
+        params = deep_merge(params, overlay)
+    return validate(params)
+
+
+def section(params: dict, dotted: str) -> dict:
+    node: Any = params
+    for part in dotted.split("."):
+        node = node[part]
+    return node
+
+
+def config_hash(obj: Any) -> str:
+    """Stable short hash of a JSON-able config (used to key scratch directories)."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def set_profile(name: str, root: Path | str = REPO_ROOT) -> None:
+    """Rewrite the `profile:` line of params.yaml in place, keeping every comment."""
+    if name not in PROFILES:
+        raise ConfigError(f"profile: expected one of {', '.join(PROFILES)}, got {name!r}")
+    path = Path(root) / "params.yaml"
+    lines = path.read_text().splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith("profile:"):
+            comment = line[line.index("#"):] if "#" in line else ""
+            lines[i] = f"profile: {name}" + (f"  {comment}" if comment else "\n")
+            break
+    else:
+        raise ConfigError("params.yaml: no top-level `profile:` line to set")
+    text = "".join(lines)
+    if text != path.read_text():
+        tmp = path.with_suffix(".yaml.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+
+
+if __name__ == "__main__":  # python -m emergence.config [set-profile NAME | check]
+    import sys
+
+    try:
+        if len(sys.argv) == 3 and sys.argv[1] == "set-profile":
+            set_profile(sys.argv[2])
+            load_params()
+        elif len(sys.argv) == 2 and sys.argv[1] == "check":
+            print(f"params ok (profile {load_params()['profile']})")
+        else:
+            sys.exit("usage: python -m emergence.config [check | set-profile NAME]")
+    except ConfigError as err:
+        sys.exit(f"invalid parameters: {err}")

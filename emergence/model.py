@@ -1,0 +1,226 @@
+"""A GPT-style transformer whose every parameter carries a leading seed axis.
+
+One module holds E independent models (one per seed); activations are [E, B, T, d] and each
+linear layer is a batched matmul, so one process trains many seeds at the speed of a
+wider model. Seed k's initial weights depend only on k, so seed k trains the same alone or
+in a batch of seeds.
+
+Hook points (TransformerLens names) let callers read or rewrite activations through one
+mechanism, `hooks={name: fn}` where fn(tensor, name) returns a replacement or None:
+
+    blocks.{l}.attn.hook_scores   [E, B, H, T, T] pre-softmax scores, before the causal mask
+    blocks.{l}.attn.hook_pattern  [E, B, H, T, T] attention probabilities
+    blocks.{l}.attn.hook_z        [E, B, T, H, d_head] per-head outputs before the projection
+    blocks.{l}.hook_resid_pre / hook_resid_mid / hook_resid_post   [E, B, T, d_model]
+
+An attention bias is a hook on hook_scores, a pattern override a hook on hook_pattern,
+recording a hook that stores (see emergence/hooks.py). Without hooks on a layer's scores or
+pattern the layer uses fused scaled-dot-product attention.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab_size: int
+    seq_len: int
+    n_layer: int = 1
+    d_model: int = 128
+    n_head: int = 8
+    d_mlp: int = 512
+    norm: str = "pre"  # "pre" (pre-LN) or "none"
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_head
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _apply(hooks: Mapping[str, Hook] | None, name: str, x: torch.Tensor) -> torch.Tensor:
+    if hooks and name in hooks:
+        out = hooks[name](x, name)
+        if out is not None:
+            return out
+    return x
+
+
+class SeedLinear(nn.Module):
+    """E independent affine maps: x [E, N, d_in] -> [E, N, d_out]."""
+
+    def __init__(self, n_seeds: int, d_in: int, d_out: int, bias: bool = True):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n_seeds, d_in, d_out))
+        self.bias = nn.Parameter(torch.zeros(n_seeds, d_out)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.bias is None:
+            return torch.bmm(x, self.weight)
+        return torch.baddbmm(self.bias.unsqueeze(1), x, self.weight)
+
+
+class SeedLayerNorm(nn.Module):
+    def __init__(self, n_seeds: int, d: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n_seeds, d))
+        self.bias = nn.Parameter(torch.zeros(n_seeds, d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x [E, N, d]
+        x = F.layer_norm(x, x.shape[-1:])
+        return torch.addcmul(self.bias.unsqueeze(1), x, self.weight.unsqueeze(1))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig, n_seeds: int, layer: int):
+        super().__init__()
+        self.cfg, self.layer = cfg, layer
+        self.qkv = SeedLinear(n_seeds, cfg.d_model, 3 * cfg.d_model)
+        self.proj = SeedLinear(n_seeds, cfg.d_model, cfg.d_model)
+        self.register_buffer("causal", torch.ones(cfg.seq_len, cfg.seq_len, dtype=torch.bool).tril(), persistent=False)
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        cfg = self.cfg
+        E, N, _ = x.shape
+        T, H, dh = N // batch, cfg.n_head, cfg.d_head
+        q, k, v = self.qkv(x).view(E, batch, T, 3, H, dh).permute(3, 0, 1, 4, 2, 5).unbind(0)  # [E,B,H,T,dh]
+        prefix = f"blocks.{self.layer}.attn."
+        if hooks and (prefix + "hook_scores" in hooks or prefix + "hook_pattern" in hooks):
+            scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))
+            scores = _apply(hooks, prefix + "hook_scores", scores)
+            scores = scores.masked_fill(~self.causal[:T, :T], float("-inf"))
+            pattern = _apply(hooks, prefix + "hook_pattern", scores.softmax(dim=-1))
+            z = pattern @ v
+        else:
+            z = F.scaled_dot_product_attention(
+                q.reshape(E * batch, H, T, dh), k.reshape(E * batch, H, T, dh), v.reshape(E * batch, H, T, dh),
+                is_causal=True).view(E, batch, H, T, dh)
+        z = _apply(hooks, prefix + "hook_z", z.transpose(2, 3))  # [E, B, T, H, dh]
+        return self.proj(z.reshape(E, N, cfg.d_model))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig, n_seeds: int):
+        super().__init__()
+        self.fc = SeedLinear(n_seeds, cfg.d_model, cfg.d_mlp)
+        self.proj = SeedLinear(n_seeds, cfg.d_mlp, cfg.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig, n_seeds: int, layer: int):
+        super().__init__()
+        self.layer = layer
+        norm = (lambda: SeedLayerNorm(n_seeds, cfg.d_model)) if cfg.norm == "pre" else nn.Identity
+        self.ln_1, self.ln_2 = norm(), norm()
+        self.attn = CausalSelfAttention(cfg, n_seeds, layer)
+        self.mlp = MLP(cfg, n_seeds) if cfg.d_mlp > 0 else None
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        name = f"blocks.{self.layer}."
+        x = _apply(hooks, name + "hook_resid_pre", x)
+        x = x + self.attn(self.ln_1(x), batch, hooks)
+        x = _apply(hooks, name + "hook_resid_mid", x)
+        if self.mlp is not None:
+            x = x + self.mlp(self.ln_2(x))
+        return _apply(hooks, name + "hook_resid_post", x)
+
+
+class SeedTransformer(nn.Module):
+    """E independent transformers; forward(tokens [E, B, T]) -> logits [E, B, T, vocab]."""
+
+    def __init__(self, cfg: ModelConfig, seeds: list[int] | tuple[int, ...]):
+        super().__init__()
+        self.cfg, self.seeds = cfg, tuple(int(s) for s in seeds)
+        E = len(self.seeds)
+        self.wte = nn.Parameter(torch.empty(E, cfg.vocab_size, cfg.d_model))
+        self.wpe = nn.Parameter(torch.empty(E, cfg.seq_len, cfg.d_model))
+        self.blocks = nn.ModuleList(Block(cfg, E, layer) for layer in range(cfg.n_layer))
+        self.ln_f = SeedLayerNorm(E, cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        self.head = SeedLinear(E, cfg.d_model, cfg.vocab_size, bias=False)
+        self.reset_parameters()
+
+    @property
+    def n_seeds(self) -> int:
+        return len(self.seeds)
+
+    def hook_names(self) -> list[str]:
+        names = []
+        for layer in range(self.cfg.n_layer):
+            names += [f"blocks.{layer}.hook_resid_pre", f"blocks.{layer}.attn.hook_scores",
+                      f"blocks.{layer}.attn.hook_pattern", f"blocks.{layer}.attn.hook_z",
+                      f"blocks.{layer}.hook_resid_mid", f"blocks.{layer}.hook_resid_post"]
+        return names
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """nanoGPT init, drawn per seed from a generator seeded by that seed alone."""
+        residual_std = 0.02 / math.sqrt(2 * self.cfg.n_layer)
+        for k, seed in enumerate(self.seeds):
+            gen = torch.Generator().manual_seed(seed)
+            for name, p in self.named_parameters():
+                if name.endswith("bias"):
+                    p[k].zero_()
+                elif ".ln_" in name or name.startswith("ln_"):
+                    p[k].fill_(1.0)
+                else:
+                    std = residual_std if name.endswith("proj.weight") else 0.02
+                    p[k].copy_(torch.randn(p.shape[1:], generator=gen) * std)
+
+    def forward(self, tokens: torch.Tensor, hooks: Mapping[str, Hook] | None = None) -> torch.Tensor:
+        E, B, T = tokens.shape
+        if E != self.n_seeds:
+            raise ValueError(f"tokens carry {E} seeds, model has {self.n_seeds}")
+        # A one-hot matmul instead of an embedding gather: the vocabulary is tiny and the
+        # gather's backward (a scatter) is slow on CPU.
+        onehot = F.one_hot(tokens.reshape(E, B * T), self.cfg.vocab_size).to(self.wte.dtype)
+        x = torch.bmm(onehot, self.wte).view(E, B, T, -1) + self.wpe[:, None, :T]
+        x = x.view(E, B * T, -1)
+        for block in self.blocks:
+            x = block(x, B, hooks)
+        return self.head(self.ln_f(x)).view(E, B, T, -1)
+
+    def run_with_cache(self, tokens: torch.Tensor, names: list[str] | None = None,
+                       hooks: Mapping[str, Hook] | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Forward pass that also returns the activations at `names` (default: every pattern)."""
+        if names is None:
+            names = [n for n in self.hook_names() if n.endswith("hook_pattern")]
+        cache: dict[str, torch.Tensor] = {}
+        combined = dict(hooks or {})
+        for name in names:
+            inner = combined.get(name)
+
+            def record(x, hook_name, inner=inner):
+                if inner is not None:
+                    out = inner(x, hook_name)
+                    x = x if out is None else out
+                cache[hook_name] = x.detach()
+                return x
+
+            combined[name] = record
+        logits = self.forward(tokens, combined)
+        return logits, cache
+
+    def seed_state(self, index: int) -> dict[str, torch.Tensor]:
+        """The parameters of one seed, without the seed axis."""
+        return {name: p[index].detach().clone() for name, p in self.named_parameters()}
+
+    def select_seeds(self, indices: list[int]) -> "SeedTransformer":
+        """A new model holding copies of the given seeds (by position)."""
+        out = SeedTransformer(self.cfg, [self.seeds[i] for i in indices]).to(self.wte.device)
+        with torch.no_grad():
+            for (name, p), (_, q) in zip(out.named_parameters(), self.named_parameters()):
+                p.copy_(q[indices])
+        return out

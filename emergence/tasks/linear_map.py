@@ -1,0 +1,119 @@
+"""The sparse linear map over GF(2): x_1 = A x_0 mod 2, each row of A with s ones.
+
+A sequence is x_0 then x_1 (optionally with a separator token between them), one bit per
+token. Next-token prediction means bit i of x_1 is predicted at the position just before
+it, so the ground-truth attention pattern (query row -> the input bits A says it needs)
+sits at query rows `prediction_positions` over key columns 0..S-1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+SEPARATOR_TOKEN = 2
+
+
+@dataclass(frozen=True)
+class Layout:
+    state_size: int
+    separator: bool
+
+    @property
+    def seq_len(self) -> int:
+        return 2 * self.state_size + int(self.separator)
+
+    @property
+    def vocab_size(self) -> int:
+        return 3 if self.separator else 2
+
+    @property
+    def input_positions(self) -> np.ndarray:
+        return np.arange(self.state_size)
+
+    @property
+    def output_positions(self) -> np.ndarray:
+        """Token positions holding the bits of x_1."""
+        return np.arange(self.state_size) + self.state_size + int(self.separator)
+
+    @property
+    def prediction_positions(self) -> np.ndarray:
+        """Positions whose next-token logits predict the bits of x_1 (output position - 1)."""
+        return self.output_positions - 1
+
+
+def sample_sparse_matrix(state_size: int, sparsity: int, seed: int) -> np.ndarray:
+    """S x S matrix over GF(2) (uint8) whose rows are independent uniform s-subsets."""
+    if not 1 <= sparsity <= state_size:
+        raise ValueError(f"sparsity must be in [1, {state_size}], got {sparsity}")
+    rng = np.random.default_rng(seed)
+    A = np.zeros((state_size, state_size), dtype=np.uint8)
+    for i in range(state_size):
+        A[i, rng.choice(state_size, size=sparsity, replace=False)] = 1
+    return A
+
+
+def next_state(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A x mod 2 for a batch of states x [..., S]."""
+    return (np.asarray(x, dtype=np.int64) @ np.asarray(A, dtype=np.int64).T % 2).astype(np.uint8)
+
+
+def make_sequences(A: np.ndarray, x0: np.ndarray, layout: Layout) -> np.ndarray:
+    """Token sequences [N, seq_len] for initial states x0 [N, S]."""
+    x0 = np.asarray(x0, dtype=np.uint8)
+    parts = [x0]
+    if layout.separator:
+        parts.append(np.full((x0.shape[0], 1), SEPARATOR_TOKEN, dtype=np.uint8))
+    parts.append(next_state(A, x0))
+    return np.concatenate(parts, axis=1).astype(np.int64)
+
+
+def ground_truth_pattern(A: np.ndarray, layout: Layout) -> np.ndarray:
+    """[seq_len, seq_len] 0/1 mask: query row predicting bit i of x_1 -> its parents in x_0."""
+    T, S = layout.seq_len, layout.state_size
+    mask = np.zeros((T, T), dtype=np.uint8)
+    mask[np.ix_(layout.prediction_positions, layout.input_positions)] = A
+    return mask
+
+
+def loss_weights(layout: Layout, loss_positions: str) -> np.ndarray:
+    """Weight per next-token prediction position (0..seq_len-2): which predictions train."""
+    T = layout.seq_len
+    w = np.zeros(T - 1, dtype=np.float32)
+    if loss_positions == "all":
+        w[:] = 1.0
+        if layout.separator:  # the separator itself is not a prediction target
+            w[layout.state_size - 1] = 0.0
+    elif loss_positions == "output":
+        w[layout.prediction_positions] = 1.0
+    else:
+        raise ValueError(f"loss_positions must be 'all' or 'output', got {loss_positions!r}")
+    return w
+
+
+def chance_loss() -> float:
+    """Loss per bit of a model that has not learned A: every bit is a fair coin to it."""
+    return float(np.log(2.0))
+
+
+def loss_floor(layout: Layout, loss_positions: str) -> float:
+    """Loss of a perfect model: only x_0's bits after the first are unpredictable.
+
+    With loss on all positions and no separator this is (S-1)/(2S-1) * ln 2 (the blog's floors)."""
+    w = loss_weights(layout, loss_positions)
+    unpredictable = np.zeros_like(w)
+    unpredictable[: layout.state_size - 1] = 1.0  # predicting x_0[1..S-1]
+    return float((w * unpredictable).sum() / w.sum() * np.log(2.0))
+
+
+def sample_batch(A: torch.Tensor, batch_size: int, layout: Layout, generator: torch.Generator) -> torch.Tensor:
+    """Random training sequences [batch, seq_len] (int64) on A's device; x_0 uniform bits."""
+    S = layout.state_size
+    x0 = torch.randint(0, 2, (batch_size, S), generator=generator, device="cpu").to(A.device)
+    x1 = (x0.to(A.dtype) @ A.T).remainder_(2).to(torch.int64)
+    parts = [x0]
+    if layout.separator:
+        parts.append(torch.full((batch_size, 1), SEPARATOR_TOKEN, dtype=torch.int64, device=A.device))
+    parts.append(x1)
+    return torch.cat(parts, dim=1)

@@ -1,0 +1,274 @@
+"""Training and evaluation of many seeds at once, with resumable state and checkpoints.
+
+Seeds are split into groups of `seeds_per_group`; each group is one SeedTransformer trained
+in one batched loop. Batches are drawn from a generator keyed by (seed, step), so a seed's
+data does not depend on its group or on where a run was interrupted. A group's state is
+snapshotted to a scratch directory every `resume_every` steps; rerunning resumes from it.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from emergence import metrics
+from emergence.hooks import record, pattern_name
+from emergence.io import atomic_path, torch_save
+from emergence.model import ModelConfig, SeedTransformer
+from emergence.tasks.linear_map import Layout, sample_batch
+
+EVAL_CHUNK = 128  # evaluation sequences per forward pass (bounds memory of recorded patterns)
+
+
+def checkpoint_steps(total: int, log_until: int, every: int) -> list[int]:
+    """Pythia-like: 0, 1, 2, 4, ... up to log_until, then multiples of `every`, and the last step."""
+    steps = {0, total}
+    p = 1
+    while p <= min(log_until, total):
+        steps.add(p)
+        p *= 2
+    steps.update(range(every, total + 1, every))
+    return sorted(steps)
+
+
+def eval_steps(total: int, every: int) -> list[int]:
+    """0, powers of two below `every` (resolves the start), multiples of `every`, and the last step."""
+    steps = {0, total}
+    p = 1
+    while p < min(every, total):
+        steps.add(p)
+        p *= 2
+    steps.update(range(every, total + 1, every))
+    return sorted(steps)
+
+
+def batch_generator(seed: int, step: int) -> torch.Generator:
+    return torch.Generator().manual_seed((seed * 1_000_003 + step * 7919 + 17) % (2**63 - 1))
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("linear_map.train.device: cuda requested but torch.cuda.is_available() is False")
+    return torch.device(name)
+
+
+@dataclass
+class Task:
+    """Everything the trainer needs about the task, as tensors."""
+    layout: Layout
+    A: torch.Tensor               # [S, S] float 0/1
+    eval_tokens: torch.Tensor     # [N, T] int64
+    loss_weights: torch.Tensor    # [T-1]
+    gt_pattern: torch.Tensor      # [T, T] 0/1
+
+    def to(self, device: torch.device) -> "Task":
+        return Task(self.layout, self.A.to(device), self.eval_tokens.to(device),
+                    self.loss_weights.to(device), self.gt_pattern.to(device))
+
+
+class Recorder:
+    """Preallocated metric arrays for one group of seeds (numpy, NaN until written)."""
+
+    def __init__(self, n_seeds: int, n_eval: int, n_ckpt: int, n_steps: int, cfg: ModelConfig, layout: Layout):
+        S, L, H, T = layout.state_size, cfg.n_layer, cfg.n_head, layout.seq_len
+        nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
+        self.arrays = {
+            "loss": nan(n_seeds, n_eval),
+            "output_loss": nan(n_seeds, n_eval),
+            "accuracy": nan(n_seeds, n_eval),
+            "exact_match": nan(n_seeds, n_eval),
+            "p_correct": nan(n_seeds, n_eval),
+            "bit_loss": nan(n_seeds, n_eval, S),
+            "bit_accuracy": nan(n_seeds, n_eval, S),
+            "attention_entropy": nan(n_seeds, n_eval, L, H, S),
+            "parent_mass": nan(n_seeds, n_eval, L, H, S),
+            "attention_map": nan(n_seeds, n_ckpt, L, H, T, T),
+            "train_loss": nan(n_seeds, n_steps),
+        }
+        self.diverged_step = np.full(n_seeds, -1, dtype=np.int64)
+
+    def state(self) -> dict:
+        return {"arrays": self.arrays, "diverged_step": self.diverged_step}
+
+    def load(self, state: dict) -> None:
+        self.arrays, self.diverged_step = state["arrays"], state["diverged_step"]
+
+
+@torch.no_grad()
+def evaluate(model: SeedTransformer, task: Task, want_maps: bool) -> dict[str, np.ndarray]:
+    """Metrics of every seed on the fixed evaluation set (same sequences for every seed)."""
+    cfg, layout = model.cfg, task.layout
+    E, S = model.n_seeds, layout.state_size
+    pred = torch.as_tensor(layout.prediction_positions, device=task.A.device)
+    parents = task.gt_pattern[pred].float()  # [S, T]
+    sums: dict[str, torch.Tensor] = {}
+    n_total = task.eval_tokens.shape[0]
+
+    def add(name: str, value: torch.Tensor) -> None:
+        sums[name] = sums[name] + value if name in sums else value
+
+    for start in range(0, n_total, EVAL_CHUNK):
+        tokens = task.eval_tokens[start:start + EVAL_CHUNK]
+        n = tokens.shape[0]
+        tokens = tokens.unsqueeze(0).expand(E, -1, -1)
+        cache: dict[str, torch.Tensor] = {}
+        hooks = {pattern_name(l): record(cache) for l in range(cfg.n_layer)}
+        logits = model(tokens, hooks)
+        logp = metrics.next_token_log_probs(logits, tokens)           # [E, n, T-1]
+        add("loss", metrics.weighted_mean_loss(logp, task.loss_weights) * n)
+        bits = metrics.bit_predictions(logits, tokens, pred)           # [E, n, S]
+        add("bit_loss", -bits["log_p"].sum(1))
+        add("bit_accuracy", bits["correct"].float().sum(1))
+        add("exact_match", bits["correct"].all(-1).float().sum(1))
+        add("p_correct", bits["p"].mean(-1).sum(1))
+        patterns = torch.stack([cache[pattern_name(l)] for l in range(cfg.n_layer)], dim=2)  # [E, n, L, H, T, T]
+        rows = patterns[..., pred, :]                                   # [E, n, L, H, S, T]
+        add("attention_entropy", metrics.attention_entropy(rows).sum(1))
+        add("parent_mass", metrics.parent_mass(rows, parents).sum(1))
+        if want_maps:
+            add("attention_map", patterns.sum(1))
+    out = {k: (v / n_total).cpu().numpy() for k, v in sums.items()}
+    out["output_loss"] = out["bit_loss"].mean(-1)
+    out["accuracy"] = out["bit_accuracy"].mean(-1)
+    return out
+
+
+def _lr_at(step: int, lr: float, warmup: int) -> float:
+    return lr * min(1.0, (step + 1) / warmup) if warmup > 0 else lr
+
+
+def _clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """Clip each seed's gradient to global norm `max_norm` separately; returns norms [E]."""
+    grads = [p.grad for p in params if p.grad is not None]
+    sq = torch.stack([g.pow(2).flatten(1).sum(1) for g in grads]).sum(0)
+    norms = sq.sqrt()
+    if max_norm > 0:
+        scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(scale.view(-1, *([1] * (g.dim() - 1))))
+    return norms
+
+
+def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dict, scratch: Path,
+                group_index: int, n_groups: int, device: torch.device) -> Recorder:
+    """Train one group of seeds to the end, resuming from scratch/state.pt if present."""
+    steps = train["steps"]
+    evals = eval_steps(steps, train["eval_every"])
+    ckpts = checkpoint_steps(steps, train["checkpoint_log_until"], train["checkpoint_every"])
+    eval_index = {s: i for i, s in enumerate(evals)}
+    ckpt_index = {s: i for i, s in enumerate(ckpts)}
+    layout = task.layout
+    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, layout)
+
+    model = SeedTransformer(model_cfg, seeds).to(device)
+    params = list(model.parameters())
+    opt = torch.optim.AdamW(params, lr=train["lr"], betas=(train["beta1"], train["beta2"]),
+                            weight_decay=train["weight_decay"], foreach=True)
+    state_path, ckpt_dir = scratch / "state.pt", scratch / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    start = 0
+    if state_path.exists():
+        state = torch.load(state_path, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        recorder.load(state["recorder"])
+        start = state["step"]
+
+    def snapshot(step: int) -> None:
+        torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "recorder": recorder.state(), "step": step}, state_path)
+
+    def observe(step: int) -> None:
+        if step in ckpt_index:
+            torch_save({"seeds": list(seeds), "model_config": model_cfg.to_dict(), "step": step,
+                        "state_dict": model.state_dict()}, ckpt_dir / f"step{step:08d}.pt")
+        if step in eval_index:
+            m = evaluate(model, task, want_maps=step in ckpt_index)
+            i = eval_index[step]
+            for name, value in m.items():
+                if name == "attention_map":
+                    recorder.arrays[name][:, ckpt_index[step]] = value
+                else:
+                    recorder.arrays[name][:, i] = value
+            dead = recorder.diverged_step >= 0
+            if dead.any():
+                for name, arr in recorder.arrays.items():
+                    if name not in ("train_loss", "attention_map"):
+                        arr[dead, i] = np.nan
+
+    weights = task.loss_weights
+    B = train["batch_size"]
+    bar = tqdm(total=steps, initial=start, desc=f"train group {group_index + 1}/{n_groups}",
+               unit="step", mininterval=2.0, dynamic_ncols=True)
+    if start == 0:
+        observe(0)
+    for step in range(start, steps):
+        tokens = torch.stack([sample_batch(task.A, B, layout, batch_generator(seed, step)) for seed in seeds])
+        for g in opt.param_groups:
+            g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
+        logits = model(tokens)
+        loss = metrics.weighted_mean_loss(metrics.next_token_log_probs(logits, tokens), weights)  # [E]
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        _clip_per_seed(params, train["grad_clip"])
+        opt.step()
+
+        loss_np = loss.detach().cpu().numpy()
+        recorder.arrays["train_loss"][:, step] = loss_np
+        bad = (~np.isfinite(loss_np) | (loss_np > train["divergence_loss"])) & (recorder.diverged_step < 0)
+        recorder.diverged_step[bad] = step
+        if bad.any():
+            tqdm.write(f"seeds {[seeds[i] for i in np.flatnonzero(bad)]} diverged at step {step} "
+                       f"(loss {loss_np[bad]}); their metrics are NaN from here on")
+        done = step + 1
+        observe(done)
+        bar.update(1)
+        if done % 50 == 0:
+            bar.set_postfix(loss=f"{np.nanmean(loss_np):.4f}")
+        if done % train["resume_every"] == 0 and done < steps:
+            snapshot(done)
+    bar.close()
+    snapshot(steps)
+    return recorder
+
+
+def merge_checkpoints(group_dirs: list[Path], out_dir: Path) -> None:
+    """Stack the groups' checkpoints along the seed axis: out_dir/step{N}.pt holds every seed."""
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    names = sorted(p.name for p in (group_dirs[0] / "checkpoints").glob("step*.pt"))
+    for name in names:
+        parts = [torch.load(d / "checkpoints" / name, map_location="cpu", weights_only=False) for d in group_dirs]
+        state = {k: torch.cat([p["state_dict"][k] for p in parts]) for k in parts[0]["state_dict"]}
+        torch.save({"seeds": [s for p in parts for s in p["seeds"]], "model_config": parts[0]["model_config"],
+                    "step": parts[0]["step"], "state_dict": state}, tmp / name)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    tmp.rename(out_dir)
+
+
+def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> SeedTransformer:
+    blob = torch.load(path, map_location=device, weights_only=False)
+    model = SeedTransformer(ModelConfig(**blob["model_config"]), blob["seeds"]).to(device)
+    model.load_state_dict(blob["state_dict"])
+    return model
+
+
+def flops_per_token(cfg: ModelConfig) -> float:
+    """Forward multiply-adds x 2 per token at full context (matmuls only)."""
+    d, T = cfg.d_model, cfg.seq_len
+    per_layer = 2 * (3 * d * d + d * d + 2 * d * cfg.d_mlp) + 2 * 2 * T * d / 2  # causal: half the scores
+    return cfg.n_layer * per_layer + 2 * (cfg.vocab_size * d) * 2
+
+
+def train_flops_per_step(cfg: ModelConfig, batch: int) -> float:
+    return 3.0 * flops_per_token(cfg) * batch * cfg.seq_len
+
