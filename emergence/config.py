@@ -102,7 +102,6 @@ SCHEMA: dict[str, Spec] = {
     "linear_map.analysis.plateau_threshold": _float(0.0, 1.0),
     "linear_map.analysis.emergence_threshold": _float(0.0, 1.0),
     "linear_map.analysis.solved_threshold": _float(0.0, 1.0),
-    "linear_map.analysis.bit_accuracy_threshold": _float(0.5, 1.0),
     "linear_map.analysis.smoothing_window": _int(1, 1001),
     "report.base_rev": Spec(str),
     "report.attention_seeds": _int(1, 4096),

@@ -1,0 +1,36 @@
+# make report [PROFILE=default|smoke|paper]   whole pipeline, ends with the report's paths
+# make test                                   unit tests + smoke pipeline in a temporary copy
+# make bench                                  training throughput -> data/bench/throughput.json
+PROFILE ?= default
+PYTHON ?= python3
+VENV := .venv
+BIN := $(abspath $(VENV))/bin
+export DVC_NO_ANALYTICS := 1
+export PATH := $(BIN):$(PATH)
+
+.PHONY: report test bench env clean-scratch
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, alone: its pin picks the local CPU wheel here and the CUDA build elsewhere.
+	$(BIN)/pip install --quiet "$$(grep -i '^torch==' requirements.lock)"
+	$(BIN)/pip install --quiet -r requirements.lock
+	touch $@
+
+report: env
+	$(BIN)/python -m emergence.config set-profile $(PROFILE)
+	$(BIN)/dvc repro
+	@echo "HTML: $(abspath report/_output/index.html)"
+	@echo "PDF:  $(abspath report/_output/report.pdf)"
+
+test: env
+	$(BIN)/python -m pytest -q
+
+bench: env
+	$(BIN)/python -m emergence.bench --out data/bench/throughput.json
+
+clean-scratch:
+	rm -rf data/.scratch

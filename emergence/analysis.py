@@ -1,0 +1,150 @@
+"""Emergence statistics as pure functions of (steps, values) arrays.
+
+A trajectory's *progress* runs from 0 at chance to 1 when solved. Plateau end, emergence
+step and solved step are first crossings of thresholds; a run that never crosses within
+the budget is right-censored at the last step (time = budget, censored = True), never
+dropped. Censored times feed Kaplan-Meier estimates, not plain means.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def progress_from_accuracy(accuracy: np.ndarray, chance: float = 0.5) -> np.ndarray:
+    """(accuracy - chance) / (1 - chance), so 0 = chance and 1 = perfect."""
+    return (np.asarray(accuracy, dtype=float) - chance) / (1.0 - chance)
+
+
+def running_median(values: np.ndarray, window: int) -> np.ndarray:
+    """Centred running median along the last axis (window 1 = identity; edges use what exists)."""
+    values = np.asarray(values, dtype=float)
+    if window <= 1:
+        return values.copy()
+    half = window // 2
+    n = values.shape[-1]
+    out = np.empty_like(values)
+    for i in range(n):
+        out[..., i] = np.nanmedian(values[..., max(0, i - half):min(n, i + half + 1)], axis=-1)
+    return out
+
+
+@dataclass(frozen=True)
+class Crossing:
+    step: float      # interpolated step of the first crossing, or the budget if censored
+    censored: bool   # True when the threshold is never reached within the budget
+
+
+def first_crossing(steps: np.ndarray, values: np.ndarray, threshold: float, interpolate: bool = True) -> Crossing:
+    """First step at which `values` reaches `threshold` (from below).
+
+    With interpolation the crossing is placed linearly between the last evaluation below
+    and the first at or above the threshold. NaN evaluations (diverged) never count as
+    crossings. Never reached: Crossing(steps[-1], censored=True)."""
+    steps = np.asarray(steps, dtype=float)
+    values = np.asarray(values, dtype=float)
+    hit = np.flatnonzero(np.nan_to_num(values, nan=-np.inf) >= threshold)
+    if hit.size == 0:
+        return Crossing(float(steps[-1]), True)
+    i = int(hit[0])
+    if i == 0 or not interpolate or not np.isfinite(values[i - 1]):
+        return Crossing(float(steps[i]), False)
+    v0, v1 = values[i - 1], values[i]
+    frac = (threshold - v0) / (v1 - v0) if v1 != v0 else 1.0
+    return Crossing(float(steps[i - 1] + frac * (steps[i] - steps[i - 1])), False)
+
+
+@dataclass(frozen=True)
+class Emergence:
+    plateau_end: Crossing
+    emergence: Crossing
+    solved: Crossing
+
+    @property
+    def transition_width(self) -> float:
+        """Steps from leaving the plateau to solved; NaN unless both happened."""
+        if self.plateau_end.censored or self.solved.censored:
+            return float("nan")
+        return self.solved.step - self.plateau_end.step
+
+
+def emergence_of(steps: np.ndarray, progress: np.ndarray, plateau: float, emergence: float, solved: float,
+                 smoothing_window: int = 1) -> Emergence:
+    p = running_median(progress, smoothing_window)
+    return Emergence(first_crossing(steps, p, plateau), first_crossing(steps, p, emergence),
+                     first_crossing(steps, p, solved))
+
+
+def kaplan_meier(times: np.ndarray, censored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kaplan-Meier estimate of P(not yet emerged at t).
+
+    Returns (event_times, survival) as a right-continuous step function starting at
+    (0, 1): survival[i] holds from event_times[i] until the next time."""
+    times = np.asarray(times, dtype=float)
+    censored = np.asarray(censored, dtype=bool)
+    order = np.lexsort((censored, times))  # events before censorings at tied times
+    times, censored = times[order], censored[order]
+    at_risk = len(times)
+    out_t, out_s, s = [0.0], [1.0], 1.0
+    for t in np.unique(times):
+        here = times == t
+        events = int((here & ~censored).sum())
+        if events:
+            s *= 1.0 - events / at_risk
+            out_t.append(float(t))
+            out_s.append(s)
+        at_risk -= int(here.sum())
+    return np.array(out_t), np.array(out_s)
+
+
+def km_median(times: np.ndarray, censored: np.ndarray) -> float:
+    """Median time to event under censoring: first time survival <= 0.5; inf if never."""
+    t, s = kaplan_meier(times, censored)
+    below = np.flatnonzero(s <= 0.5)
+    return float(t[below[0]]) if below.size else float("inf")
+
+
+def bootstrap_km_median(times: np.ndarray, censored: np.ndarray, n_boot: int = 2000, level: float = 0.9,
+                        seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the Kaplan-Meier median (inf where unreached)."""
+    times, censored = np.asarray(times, dtype=float), np.asarray(censored, dtype=bool)
+    rng = np.random.default_rng(seed)
+    n = len(times)
+    meds = np.array([km_median(times[idx], censored[idx]) for idx in rng.integers(0, n, size=(n_boot, n))])
+    lo, hi = np.quantile(meds, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.9) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion."""
+    from scipy.stats import norm
+
+    if n == 0:
+        return (0.0, 1.0)
+    z = float(norm.ppf((1 + level) / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def steepest_drop_step(steps: np.ndarray, values: np.ndarray) -> float:
+    """Step midway through the largest single-interval drop of `values` (e.g. an entropy collapse)."""
+    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    diffs = np.diff(values)
+    if diffs.size == 0 or not np.isfinite(diffs).any():
+        return float("nan")
+    i = int(np.nanargmin(diffs))
+    return float(0.5 * (steps[i] + steps[i + 1]))
+
+
+def responsible_head(parent_mass_after: np.ndarray, parent_mass_before: np.ndarray) -> tuple[int, float]:
+    """The head whose parent mass on a row rose the most across its jump: (head, rise).
+
+    Both inputs are [head] (or [layer * head] flattened) parent masses for one output bit."""
+    rise = np.asarray(parent_mass_after, dtype=float) - np.asarray(parent_mass_before, dtype=float)
+    if not np.isfinite(rise).any():
+        return -1, float("nan")
+    h = int(np.nanargmax(rise))
+    return h, float(rise[h])

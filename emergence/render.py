@@ -1,0 +1,139 @@
+"""Render executed report notebooks to a self-contained HTML site and one PDF.
+
+Quarto renders the report where it is installed (`quarto render` on report/_quarto.yml).
+Otherwise the offline route: each executed notebook becomes Markdown (figures as PNG with
+their labels and captions, tables as pipe tables), pandoc writes self-contained HTML
+(`--embed-resources`, no external URL) and typst compiles the PDF, from the same notebooks.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+
+from emergence.io import atomic_path
+
+CSS = Path(__file__).with_name("report.css")
+
+
+def _cell_options(source: str) -> dict[str, str]:
+    """Quarto cell options (`#| key: value`) at the top of a code cell."""
+    opts = {}
+    for line in source.splitlines():
+        m = re.match(r"#\|\s*([\w-]+):\s*(.*)$", line)
+        if not m:
+            break
+        opts[m.group(1)] = m.group(2).strip().strip('"').strip("'")
+    return opts
+
+
+def notebook_to_markdown(nb_path: Path, asset_dir: Path, asset_prefix: str) -> tuple[str, list[str]]:
+    """Markdown of an executed notebook without code; figures written to asset_dir.
+
+    Returns (markdown, figure labels)."""
+    nb = nbformat.read(nb_path, as_version=4)
+    asset_dir.mkdir(parents=True, exist_ok=True)
+    parts, labels = [], []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            parts.append(cell.source)
+            continue
+        if cell.cell_type != "code":
+            continue
+        opts = _cell_options(cell.source)
+        n_images = 0
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                raise RuntimeError(f"{nb_path.name}: cell {index} raised {output.get('ename')}: {output.get('evalue')}")
+            data = output.get("data", {})
+            if "image/png" in data:
+                label = opts.get("label", f"fig-cell{index}")
+                name = f"{label}.png" if n_images == 0 else f"{label}-{n_images}.png"
+                (asset_dir / name).write_bytes(base64.b64decode(data["image/png"]))
+                caption = opts.get("fig-cap", "")
+                ident = f"{{#{label}}}" if n_images == 0 and label.startswith("fig-") else ""
+                parts.append(f"![{caption}]({asset_prefix}/{name}){ident}")
+                labels.append(label)
+                n_images += 1
+            elif "text/markdown" in data:
+                parts.append(data["text/markdown"])
+    return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n", labels
+
+
+def _pandoc(markdown: str, to: str, out: Path, resource_dir: Path, title: str, extra: list[str]) -> None:
+    import pypandoc
+
+    args = ["--standalone", f"--resource-path={resource_dir}", "--metadata", f"title={title}", *extra]
+    with atomic_path(out, out.suffix) as tmp:
+        pypandoc.convert_text(markdown, to, format="markdown", outputfile=str(tmp), extra_args=args)
+
+
+def html_page(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
+    _pandoc(markdown, "html5", out, resource_dir, title,
+            ["--embed-resources", "--mathml", "--toc", "--toc-depth=2", f"--css={CSS}"])
+
+
+def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
+    import typst
+
+    typ = resource_dir / "report.typ"
+    _pandoc(markdown, "typst", typ, resource_dir, title, ["--toc"])
+    with atomic_path(out, ".pdf") as tmp:
+        typst.compile(str(typ), output=str(tmp), root=str(resource_dir))
+
+
+def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, work_dir: Path, title: str) -> dict:
+    """The pandoc + typst route. Returns {"html": [...], "pdf": path, "figures": {chapter: labels}}."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    tmp_out = out_dir.with_name(out_dir.name + ".tmp")
+    shutil.rmtree(tmp_out, ignore_errors=True)
+    tmp_out.mkdir(parents=True)
+    chapter_md, figures, titles = [], {}, []
+    for nb in chapters:
+        md, labels = notebook_to_markdown(nb, work_dir / f"{nb.stem}_files", f"{nb.stem}_files")
+        heading = re.search(r"^#\s+(.+)$", md, flags=re.M)
+        chapter_title = heading.group(1).strip() if heading else nb.stem
+        body = re.sub(r"^#\s+.+$", "", md, count=1, flags=re.M) if heading else md
+        chapter_md.append((nb.stem, chapter_title, body))
+        figures[nb.stem] = labels
+        titles.append(chapter_title)
+    toc = "\n".join(f"{i + 1}. [{t}]({stem}.html)" for i, (stem, t, _) in enumerate(chapter_md))
+    index_full = index_markdown.replace("{{chapters}}", toc)
+    html_page(index_full, tmp_out / "index.html", work_dir, title)
+    for stem, chapter_title, body in chapter_md:
+        nav = f"[← report index](index.html)\n\n"
+        html_page(nav + body, tmp_out / f"{stem}.html", work_dir, chapter_title)
+    combined = index_markdown.replace("{{chapters}}", "\n".join(f"{i + 1}. {t}" for i, t in enumerate(titles)))
+    for stem, chapter_title, body in chapter_md:
+        combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
+    pdf_document(combined, tmp_out / "report.pdf", work_dir, title)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp_out.rename(out_dir)
+    return {"html": sorted(p.name for p in out_dir.glob("*.html")), "pdf": "report.pdf", "figures": figures,
+            "renderer": "pandoc+typst"}
+
+
+def render_quarto(report_dir: Path, build_dir: Path, index_markdown: str, out_dir: Path) -> dict:
+    """Quarto route: the executed notebooks plus index.qmd in one Quarto project."""
+    chapters = sorted(p.name for p in build_dir.glob("*.ipynb"))
+    (build_dir / "index.qmd").write_text(index_markdown.replace(
+        "{{chapters}}", "\n".join(f"{i + 1}. [{c[:-6]}]({c[:-6]}.html)" for i, c in enumerate(chapters))))
+    project = (report_dir / "_quarto.yml").read_text().replace("{{chapters}}", json.dumps(["index.qmd", *chapters]))
+    (build_dir / "_quarto.yml").write_text(project)
+    shutil.copy(CSS, build_dir / "report.css")
+    tmp_out = out_dir.with_name(out_dir.name + ".tmp")
+    shutil.rmtree(tmp_out, ignore_errors=True)
+    subprocess.run(["quarto", "render", str(build_dir), "--output-dir", str(tmp_out.resolve()),
+                    "--no-execute"], check=True)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp_out.rename(out_dir)
+    return {"html": sorted(p.name for p in out_dir.rglob("*.html")), "renderer": "quarto"}
+
+
+def quarto_available() -> bool:
+    return shutil.which("quarto") is not None

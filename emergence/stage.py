@@ -1,0 +1,67 @@
+"""What every DVC stage script shares: its declared params, validation first, timing.
+
+    with stage_run("linear_map_train") as params:
+        ...  # params holds only the sections dvc.yaml declares for this stage
+
+Parameters are validated (whole file, selected profile merged) before the body runs, so a
+bad value stops the stage with a message naming the key and nothing is written. The
+stage's wall time goes to data/timings/<stage>.json (kept out of the results, which must be
+byte-stable).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+from emergence.config import REPO_ROOT, ConfigError, load_params
+from emergence.io import write_json
+
+TIMINGS_DIR = Path("data/timings")
+
+
+def declared_params(stage: str, root: Path = REPO_ROOT) -> list[str]:
+    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    try:
+        entries = dvc["stages"][stage].get("params", [])
+    except KeyError:
+        raise ConfigError(f"dvc.yaml has no stage {stage!r}") from None
+    keys: list[str] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            keys.append(entry)
+        elif isinstance(entry, dict):  # {file: [keys]}: only params.yaml is read here
+            for file, names in entry.items():
+                if file == "params.yaml":
+                    keys.extend(names)
+    return keys
+
+
+def stage_params(stage: str, root: Path = REPO_ROOT) -> dict:
+    """The validated, profile-merged params restricted to the keys `stage` declares in dvc.yaml."""
+    full = load_params(root)
+    out: dict = {}
+    for key in declared_params(stage, root):
+        node, target = full, out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node[part]
+            target = target.setdefault(part, {})
+        target[parts[-1]] = node[parts[-1]]
+    return out
+
+
+@contextmanager
+def stage_run(stage: str, root: Path = REPO_ROOT) -> Iterator[dict]:
+    try:
+        params = stage_params(stage, root)
+    except ConfigError as err:
+        sys.exit(f"[{stage}] invalid parameters: {err}")
+    start = time.perf_counter()
+    yield params
+    write_json({"stage": stage, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2)},
+               root / TIMINGS_DIR / f"{stage}.json")
