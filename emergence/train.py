@@ -7,6 +7,7 @@ snapshotted to a scratch directory every `resume_every` steps; rerunning resumes
 """
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,12 @@ from emergence.model import ModelConfig, SeedTransformer
 from emergence.tasks.linear_map import Layout, sample_batch
 
 EVAL_CHUNK = 128  # evaluation sequences per forward pass (bounds memory of recorded patterns)
+# Fault injection for the resume tests: raise after this many completed steps of a group.
+FAULT_ENV = "EMERGENCE_FAULT_AFTER_STEP"
+
+
+class InjectedFault(RuntimeError):
+    pass
 
 
 def checkpoint_steps(total: int, log_until: int, every: int) -> list[int]:
@@ -204,6 +211,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
 
     weights = task.loss_weights
     B = train["batch_size"]
+    fault_after = int(os.environ.get(FAULT_ENV, "-1"))
     bar = tqdm(total=steps, initial=start, desc=f"train group {group_index + 1}/{n_groups}",
                unit="step", mininterval=2.0, dynamic_ncols=True)
     if start == 0:
@@ -233,6 +241,8 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
             bar.set_postfix(loss=f"{np.nanmean(loss_np):.4f}")
         if done % train["resume_every"] == 0 and done < steps:
             snapshot(done)
+        if done == fault_after:
+            raise InjectedFault(f"{FAULT_ENV}={fault_after}: simulated crash after step {done}")
     bar.close()
     snapshot(steps)
     return recorder

@@ -154,7 +154,7 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
     per_seed = {k: np.full(n_seed, np.nan) for k in (
         "plateau_end_step", "emergence_step", "solved_step", "transition_width", "final_loss", "final_output_loss",
         "final_accuracy", "final_exact_match", "final_p_correct")}
-    per_seed_flags = {k: np.zeros(n_seed, dtype=np.int8) for k in ("plateau_censored", "emergence_censored",
+    per_seed_flags = {k: np.zeros(n_seed, dtype=np.int8) for k in ("plateau_end_censored", "emergence_censored",
                                                                     "solved_censored")}
     per_bit = {k: np.full((n_seed, n_bit), np.nan) for k in (
         "bit_plateau_end_step", "bit_emergence_step", "bit_solved_step", "bit_transition_width",

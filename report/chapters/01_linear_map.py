@@ -268,7 +268,7 @@ fig.tight_layout()
 # %%
 tab = pd.DataFrame({
     "seed": seeds,
-    "plateau end": [fmt_step(t, c) for t, c in zip(ana["plateau_end_step"].values, ana["plateau_censored"].values)],
+    "plateau end": [fmt_step(t, c) for t, c in zip(ana["plateau_end_step"].values, ana["plateau_end_censored"].values)],
     "emergence": [fmt_step(t, c) for t, c in zip(t_emerge, censored)],
     "solved": [fmt_step(t, c) for t, c in zip(ana["solved_step"].values, ana["solved_censored"].values)],
     "width": [fmt_step(w) for w in widths],

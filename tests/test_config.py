@@ -1,0 +1,85 @@
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
+from emergence.stage import declared_params, stage_params
+
+
+def write_params(tmp_path: Path, mutate) -> Path:
+    params = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
+    mutate(params)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    shutil.copytree(REPO_ROOT / "profiles", tmp_path / "profiles")
+    shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
+    return tmp_path
+
+
+@pytest.mark.parametrize("profile", ["default", "smoke", "paper"])
+def test_every_profile_is_valid(profile):
+    params = load_params(profile=profile)
+    assert params["profile"] == profile
+
+
+def test_paper_profile_carries_the_paper_model():
+    m = load_params(profile="paper")["linear_map"]["model"]
+    assert (m["n_layer"], m["d_model"], m["n_head"], m["d_mlp"]) == (1, 128, 8, 512)
+
+
+@pytest.mark.parametrize("mutate, key, fragment", [
+    (lambda p: p["linear_map"]["task"].update(sparsity=20), "linear_map.task.sparsity", "state_size"),
+    (lambda p: p["linear_map"]["task"].update(state_size=0), "linear_map.task.state_size", "[1, 4096]"),
+    (lambda p: p["linear_map"]["task"].update(state_size=-3), "linear_map.task.state_size", "[1, 4096]"),
+    (lambda p: p["linear_map"]["train"].update(steps="many"), "linear_map.train.steps", "int"),
+    (lambda p: p["linear_map"]["train"].update(lr=True), "linear_map.train.lr", "float"),
+    (lambda p: p["linear_map"]["model"].update(n_head=5), "linear_map.model.n_head", "divide"),
+    (lambda p: p["linear_map"]["model"].update(n_heads=8), "linear_map.model.n_heads", "unknown"),
+    (lambda p: p.update(profile="huge"), "profile", "default, smoke, paper"),
+    (lambda p: p["linear_map"]["task"].update(loss_positions="some"), "linear_map.task.loss_positions", "one of"),
+])
+def test_bad_values_name_the_key_and_range(tmp_path, mutate, key, fragment):
+    root = write_params(tmp_path, mutate)
+    with pytest.raises(ConfigError) as err:
+        load_params(root)
+    assert str(err.value).startswith(key) and fragment in str(err.value)
+
+
+def test_missing_key_is_an_error():
+    params = load_params()
+    del params["linear_map"]["train"]["lr"]
+    with pytest.raises(ConfigError, match="linear_map.train.lr: missing"):
+        validate(params)
+
+
+def test_int_is_accepted_where_float_is_meant(tmp_path):
+    root = write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=1))
+    assert load_params(root)["linear_map"]["train"]["lr"] == 1
+
+
+def test_stage_with_bad_params_exits_nonzero_and_writes_nothing(tmp_path):
+    root = write_params(tmp_path, lambda p: p["linear_map"]["task"].update(sparsity=99))
+    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
+    shutil.copytree(REPO_ROOT / "stages", tmp_path / "stages")
+    out = subprocess.run([sys.executable, "-m", "stages.linear_map_data"], cwd=root, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "linear_map.task.sparsity" in out.stderr
+    assert not (root / "data").exists()
+
+
+def test_stage_reads_only_declared_params():
+    assert declared_params("linear_map_analyse") == ["profile", "linear_map.analysis"]
+    params = stage_params("linear_map_analyse")
+    assert set(params) == {"profile", "linear_map"} and set(params["linear_map"]) == {"analysis"}
+
+
+def test_set_profile_keeps_comments(tmp_path):
+    text = "# top comment\nprofile: default  # which overlay\nx: 1\n"
+    (tmp_path / "params.yaml").write_text(text)
+    set_profile("smoke", tmp_path)
+    assert (tmp_path / "params.yaml").read_text() == "# top comment\nprofile: smoke  # which overlay\nx: 1\n"
+    with pytest.raises(ConfigError, match="profile"):
+        set_profile("nope", tmp_path)

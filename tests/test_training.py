@@ -1,0 +1,93 @@
+import copy
+import filecmp
+
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+
+from emergence.config import load_params
+from emergence.experiments import linear_map as exp
+from emergence.io import read_netcdf, write_netcdf
+from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint
+
+
+def test_checkpoint_schedule_is_pythia_like():
+    assert checkpoint_steps(3000, 512, 1000) == [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 2000, 3000]
+    assert checkpoint_steps(2500, 4, 1000) == [0, 1, 2, 4, 1000, 2000, 2500]
+
+
+def test_eval_schedule_is_log_then_regular():
+    assert eval_steps(100, 25) == [0, 1, 2, 4, 8, 16, 25, 50, 75, 100]
+
+
+@pytest.fixture
+def smoke_params():
+    params = load_params(profile="smoke")
+    params["linear_map"]["train"].update(steps=24, eval_every=8, checkpoint_every=12, resume_every=8,
+                                         checkpoint_log_until=4, n_seeds=3, seeds_per_group=2)
+    return params
+
+
+def run(params, root):
+    task = root / "task.nc"
+    write_netcdf(exp.build_task(params["linear_map"]["task"]), task)
+    return exp.run_training(params, task, root / "train.nc", root / "ckpt", root / "scratch")
+
+
+def test_results_have_named_dims_and_config(tmp_path, smoke_params):
+    ds = run(smoke_params, tmp_path)
+    on_disk = read_netcdf(tmp_path / "train.nc")
+    assert on_disk["bit_loss"].dims == ("seed", "step", "bit")
+    assert on_disk["attention_entropy"].dims == ("seed", "step", "layer", "head", "bit")
+    assert on_disk["seed"].values.tolist() == [0, 1, 2]
+    assert "config" in on_disk.attrs and "code_version" in on_disk.attrs
+    xr.testing.assert_equal(ds.drop_attrs(), on_disk.drop_attrs())
+    # checkpoints hold every seed, stacked across groups, and reload into a working model
+    model = load_checkpoint(tmp_path / "ckpt" / "step00000024.pt")
+    assert model.seeds == (0, 1, 2)
+    assert not (tmp_path / "scratch").exists() or not any((tmp_path / "scratch").iterdir())
+
+
+def test_identical_inputs_give_identical_bytes(tmp_path, smoke_params):
+    run(smoke_params, tmp_path / "a")
+    run(smoke_params, tmp_path / "b")
+    assert filecmp.cmp(tmp_path / "a" / "train.nc", tmp_path / "b" / "train.nc", shallow=False)
+    assert filecmp.cmp(tmp_path / "a" / "task.nc", tmp_path / "b" / "task.nc", shallow=False)
+
+
+def test_interrupted_run_resumes_to_the_same_result(tmp_path, smoke_params, monkeypatch):
+    run(smoke_params, tmp_path / "clean")
+    monkeypatch.setenv(FAULT_ENV, "13")  # after a snapshot at 8, before the next at 16
+    with pytest.raises(InjectedFault):
+        run(smoke_params, tmp_path / "crash")
+    assert not (tmp_path / "crash" / "train.nc").exists()  # nothing half-written
+    assert not (tmp_path / "crash" / "ckpt").exists()
+    monkeypatch.delenv(FAULT_ENV)
+    run(smoke_params, tmp_path / "crash")
+    assert filecmp.cmp(tmp_path / "clean" / "train.nc", tmp_path / "crash" / "train.nc", shallow=False)
+
+
+def test_seed_result_does_not_depend_on_grouping(tmp_path, smoke_params):
+    grouped = run(smoke_params, tmp_path / "g")
+    single = copy.deepcopy(smoke_params)
+    single["linear_map"]["train"].update(seeds_per_group=1)
+    alone = run(single, tmp_path / "s")
+    np.testing.assert_allclose(grouped["train_loss"].values, alone["train_loss"].values, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(grouped["accuracy"].values, alone["accuracy"].values, rtol=0, atol=1e-5)
+
+
+def test_divergence_is_recorded_not_plotted(tmp_path, smoke_params):
+    smoke_params["linear_map"]["train"].update(divergence_loss=0.5)  # every loss "diverges" at once
+    ds = run(smoke_params, tmp_path)
+    assert (ds["diverged_step"].values == 0).all()
+    assert np.isnan(ds["accuracy"].values[:, 1:]).all()
+
+
+def test_analysis_of_a_run(tmp_path, smoke_params):
+    res = run(smoke_params, tmp_path)
+    ana = exp.analyse(res, load_params(profile="smoke")["linear_map"]["analysis"])
+    assert ana["emergence_step"].dims == ("seed",)
+    assert ana["bit_emergence_step"].dims == ("seed", "bit")
+    m = exp.summary_metrics(ana)
+    assert m["n_seeds"] == 3 and 0 <= m["fraction_solved"] <= 1
