@@ -23,6 +23,7 @@ def atomic_path(path: Path | str, suffix: str = "") -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():

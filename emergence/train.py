@@ -162,6 +162,25 @@ def _clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
     return norms
 
 
+def train_step(model: SeedTransformer, opt: torch.optim.Optimizer, tokens: torch.Tensor, weights: torch.Tensor,
+               grad_clip: float) -> torch.Tensor:
+    """One optimisation step of every seed; returns the per-seed training loss [E] (detached).
+
+    The summed loss gives each seed exactly its own gradient (seeds share no parameters)."""
+    logits = model(tokens)
+    loss = metrics.weighted_mean_loss(metrics.next_token_log_probs(logits, tokens), weights)  # [E]
+    opt.zero_grad(set_to_none=True)
+    loss.sum().backward()
+    _clip_per_seed([p for g in opt.param_groups for p in g["params"]], grad_clip)
+    opt.step()
+    return loss.detach()
+
+
+def make_optimizer(model: SeedTransformer, train: dict) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
+                             weight_decay=train["weight_decay"], foreach=True)
+
+
 def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dict, scratch: Path,
                 group_index: int, n_groups: int, device: torch.device) -> Recorder:
     """Train one group of seeds to the end, resuming from scratch/state.pt if present."""
@@ -174,9 +193,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, layout)
 
     model = SeedTransformer(model_cfg, seeds).to(device)
-    params = list(model.parameters())
-    opt = torch.optim.AdamW(params, lr=train["lr"], betas=(train["beta1"], train["beta2"]),
-                            weight_decay=train["weight_decay"], foreach=True)
+    opt = make_optimizer(model, train)
     state_path, ckpt_dir = scratch / "state.pt", scratch / "checkpoints"
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     start = 0
@@ -220,14 +237,8 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
         tokens = torch.stack([sample_batch(task.A, B, layout, batch_generator(seed, step)) for seed in seeds])
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
-        logits = model(tokens)
-        loss = metrics.weighted_mean_loss(metrics.next_token_log_probs(logits, tokens), weights)  # [E]
-        opt.zero_grad(set_to_none=True)
-        loss.sum().backward()
-        _clip_per_seed(params, train["grad_clip"])
-        opt.step()
-
-        loss_np = loss.detach().cpu().numpy()
+        loss = train_step(model, opt, tokens, weights, train["grad_clip"])
+        loss_np = loss.cpu().numpy()
         recorder.arrays["train_loss"][:, step] = loss_np
         bad = (~np.isfinite(loss_np) | (loss_np > train["divergence_loss"])) & (recorder.diverged_step < 0)
         recorder.diverged_step[bad] = step

@@ -1,0 +1,122 @@
+"""The whole pipeline on the smoke profile, in a temporary copy of the repository."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emergence.config import REPO_ROOT
+
+pytestmark = pytest.mark.pipeline
+EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//""", re.I)
+
+
+def sh(args, cwd, check=True):
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{args} failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke_repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repo")
+    files = sh(["git", "ls-files", "-co", "--exclude-standard"], REPO_ROOT).stdout.split()
+    for rel in files:
+        src = REPO_ROOT / rel
+        if src.is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, root / rel)
+    for stale in ("dvc.lock", "data/linear_map/metrics.json", "data/linear_map/plots"):
+        if (root / stale).is_file():
+            (root / stale).unlink()
+        elif (root / stale).is_dir():
+            shutil.rmtree(root / stale)
+    sh(["git", "init", "-q"], root)
+    sh(["git", "add", "-A"], root)
+    sh(["git", "commit", "-qm", "copy"], root)
+    sh([sys.executable, "-m", "emergence.config", "set-profile", "smoke"], root)
+    sh(["dvc", "repro"], root)
+    return root
+
+
+def chapter_labels(root: Path) -> dict[str, list[str]]:
+    out = {}
+    for chapter in sorted((root / "report" / "chapters").glob("*.py")):
+        out[chapter.stem] = re.findall(r"^#\| label: (fig-[\w-]+)", chapter.read_text(), flags=re.M)
+    return out
+
+
+def test_report_exists_with_every_figure(smoke_repo):
+    out = smoke_repo / "report" / "_output"
+    assert (out / "index.html").is_file()
+    pdf = (out / "report.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and len(pdf) > 20_000
+    labels = chapter_labels(smoke_repo)
+    assert labels and all(labels.values())
+    for chapter, figs in labels.items():
+        html = (out / f"{chapter}.html").read_text()
+        for label in figs:
+            assert f'id="{label}"' in html, f"{chapter}: figure {label} missing from the HTML"
+        assert html.count("<img") >= len(figs)
+        assert "data:image/png;base64" in html
+        assert "Traceback" not in html
+
+
+def test_html_has_no_external_url(smoke_repo):
+    for page in (smoke_repo / "report" / "_output").glob("*.html"):
+        hits = EXTERNAL.findall(page.read_text())
+        assert not hits, f"{page.name} loads external resources: {hits[:3]}"
+
+
+def test_entry_page_shows_provenance(smoke_repo):
+    html = (smoke_repo / "report" / "_output" / "index.html").read_text()
+    commit = sh(["git", "rev-parse", "HEAD"], smoke_repo).stdout.strip()
+    assert commit in html
+    for needle in ("smoke", "dvc.lock", "linear_map_train", "torch"):
+        assert needle in html
+
+
+def test_metrics_and_results_written(smoke_repo):
+    import json
+
+    import xarray as xr
+
+    metrics = json.loads((smoke_repo / "data" / "linear_map" / "metrics.json").read_text())
+    assert metrics["n_seeds"] == 2
+    with xr.open_dataset(smoke_repo / "data" / "linear_map" / "train.nc") as ds:
+        assert json.loads(ds.attrs["config"])["linear_map"]["train"]["steps"] == 60
+
+
+def test_noop_and_report_only_change(smoke_repo):
+    assert "up to date" in sh(["dvc", "status"], smoke_repo).stdout
+    params = smoke_repo / "params.yaml"
+    original = params.read_text()
+    try:
+        params.write_text(original.replace("max_figure_seeds: 16", "max_figure_seeds: 15"))
+        log = sh(["dvc", "repro"], smoke_repo).stdout
+        ran = set(re.findall(r"Running stage '([\w-]+)'", log))
+        assert ran == {"report_notebooks", "report_render"}, log
+    finally:
+        params.write_text(original)
+
+
+def test_invalid_params_stop_the_pipeline(smoke_repo):
+    params = smoke_repo / "params.yaml"
+    original = params.read_text()
+    try:
+        data = yaml.safe_load(original)
+        data["linear_map"]["task"]["sparsity"] = 999
+        params.write_text(yaml.safe_dump(data))
+        out = sh(["dvc", "repro"], smoke_repo, check=False)
+        assert out.returncode != 0
+        assert "linear_map.task.sparsity" in out.stdout + out.stderr
+    finally:
+        params.write_text(original)
