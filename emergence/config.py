@@ -72,6 +72,7 @@ SCHEMA: dict[str, Spec] = {
     "linear_map.task.state_size": _int(1, 4096),
     "linear_map.task.sparsity": _int(1, 4096),
     "linear_map.task.task_seed": _int(0, 2**31 - 1),
+    "linear_map.task.distinct_rows": Spec(bool),
     "linear_map.task.separator": Spec(bool),
     "linear_map.task.loss_positions": _choice("all", "output"),
     "linear_map.task.eval_sequences": _int(1, 1_000_000),

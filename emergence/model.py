@@ -93,18 +93,19 @@ class CausalSelfAttention(nn.Module):
         cfg = self.cfg
         E, N, _ = x.shape
         T, H, dh = N // batch, cfg.n_head, cfg.d_head
-        q, k, v = self.qkv(x).view(E, batch, T, 3, H, dh).permute(3, 0, 1, 4, 2, 5).unbind(0)  # [E,B,H,T,dh]
+        qkv = self.qkv(x).view(E, batch, T, 3, H, dh)
         prefix = f"blocks.{self.layer}.attn."
         if hooks and (prefix + "hook_scores" in hooks or prefix + "hook_pattern" in hooks):
+            q, k, v = qkv.permute(3, 0, 1, 4, 2, 5).unbind(0)  # [E, B, H, T, dh]
             scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))
             scores = _apply(hooks, prefix + "hook_scores", scores)
             scores = scores.masked_fill(~self.causal[:T, :T], float("-inf"))
             pattern = _apply(hooks, prefix + "hook_pattern", scores.softmax(dim=-1))
             z = pattern @ v
         else:
-            z = F.scaled_dot_product_attention(
-                q.reshape(E * batch, H, T, dh), k.reshape(E * batch, H, T, dh), v.reshape(E * batch, H, T, dh),
-                is_causal=True).view(E, batch, H, T, dh)
+            # Strided views straight out of the fused projection: no copies before the kernel.
+            q, k, v = qkv.view(E * batch, T, 3, H, dh).permute(2, 0, 3, 1, 4).unbind(0)  # [E*B, H, T, dh]
+            z = F.scaled_dot_product_attention(q, k, v, is_causal=True).view(E, batch, H, T, dh)
         z = _apply(hooks, prefix + "hook_z", z.transpose(2, 3))  # [E, B, T, H, dh]
         return self.proj(z.reshape(E, N, cfg.d_model))
 

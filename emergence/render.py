@@ -19,6 +19,7 @@ import nbformat
 from emergence.io import atomic_path
 
 CSS = Path(__file__).with_name("report.css")
+TYPST_HEADER = Path(__file__).with_name("report_header.typ")
 
 
 def _cell_options(source: str) -> dict[str, str]:
@@ -82,7 +83,7 @@ def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> No
     import typst
 
     typ = resource_dir / "report.typ"
-    _pandoc(markdown, "typst", typ, resource_dir, title, ["--toc"])
+    _pandoc(markdown, "typst", typ, resource_dir, title, ["--toc", f"--include-in-header={TYPST_HEADER}"])
     with atomic_path(out, ".pdf") as tmp:
         typst.compile(str(typ), output=str(tmp), root=str(resource_dir))
 

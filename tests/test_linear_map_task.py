@@ -75,3 +75,13 @@ def test_sample_batch_obeys_the_map():
     x0, x1 = tokens[:, :8].numpy(), tokens[:, 8:].numpy()
     assert (lm.next_state(A, x0) == x1).all()
     assert set(np.unique(x0)) == {0, 1}
+
+
+def test_distinct_rows_removes_repeated_rows():
+    # S=16, s=2 (120 subsets) repeats rows for this seed unless asked not to
+    plain = lm.sample_sparse_matrix(16, 2, seed=0)
+    assert len({r.tobytes() for r in plain}) < 16
+    distinct = lm.sample_sparse_matrix(16, 2, seed=0, distinct_rows=True)
+    assert len({r.tobytes() for r in distinct}) == 16 and (distinct.sum(1) == 2).all()
+    # infeasible (C(3,3) = 1 < 3 rows): repeats allowed rather than looping forever
+    assert (lm.sample_sparse_matrix(3, 3, seed=0, distinct_rows=True) == 1).all()

@@ -113,10 +113,10 @@ def test_invalid_params_stop_the_pipeline(smoke_repo):
     original = params.read_text()
     try:
         data = yaml.safe_load(original)
-        data["linear_map"]["task"]["sparsity"] = 999
+        data["linear_map"]["train"]["lr"] = -1.0  # not overridden by the smoke profile
         params.write_text(yaml.safe_dump(data))
         out = sh(["dvc", "repro"], smoke_repo, check=False)
         assert out.returncode != 0
-        assert "linear_map.task.sparsity" in out.stdout + out.stderr
+        assert "linear_map.train.lr" in out.stdout + out.stderr
     finally:
         params.write_text(original)

@@ -26,7 +26,7 @@ def build_task(task_params: dict) -> xr.Dataset:
     """The fixed matrix A, the evaluation set and the ground-truth pattern, as a Dataset."""
     layout = layout_of(task_params)
     S = layout.state_size
-    A = lm.sample_sparse_matrix(S, task_params["sparsity"], task_params["task_seed"])
+    A = lm.sample_sparse_matrix(S, task_params["sparsity"], task_params["task_seed"], task_params["distinct_rows"])
     # The evaluation set is drawn from its own stream, disjoint from the A draw.
     rng = np.random.default_rng([task_params["task_seed"], 1])
     x0 = rng.integers(0, 2, size=(task_params["eval_sequences"], S), dtype=np.uint8)

@@ -7,6 +7,7 @@ sits at query rows `prediction_positions` over key columns 0..S-1.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,14 +44,25 @@ class Layout:
         return self.output_positions - 1
 
 
-def sample_sparse_matrix(state_size: int, sparsity: int, seed: int) -> np.ndarray:
-    """S x S matrix over GF(2) (uint8) whose rows are independent uniform s-subsets."""
+def sample_sparse_matrix(state_size: int, sparsity: int, seed: int, distinct_rows: bool = False) -> np.ndarray:
+    """S x S matrix over GF(2) (uint8) whose rows are uniform s-subsets.
+
+    With `distinct_rows`, rows are redrawn until no two are equal (a repeated row lets an
+    output bit copy an earlier output bit instead of learning its sparse parents). If there
+    are fewer distinct s-subsets than rows, repeats are unavoidable and allowed."""
     if not 1 <= sparsity <= state_size:
         raise ValueError(f"sparsity must be in [1, {state_size}], got {sparsity}")
     rng = np.random.default_rng(seed)
+    feasible = math.comb(state_size, sparsity) >= state_size
     A = np.zeros((state_size, state_size), dtype=np.uint8)
+    seen: set[tuple[int, ...]] = set()
     for i in range(state_size):
-        A[i, rng.choice(state_size, size=sparsity, replace=False)] = 1
+        while True:
+            row = tuple(sorted(int(j) for j in rng.choice(state_size, size=sparsity, replace=False)))
+            if not (distinct_rows and feasible and row in seen):
+                break
+        seen.add(row)
+        A[i, list(row)] = 1
     return A
 
 

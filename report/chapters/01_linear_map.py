@@ -297,9 +297,10 @@ rows = [
 ]
 table(pd.DataFrame(rows, columns=["claim", "measured here", "verdict"]), index=False)
 
-# %% [markdown]
-# Thresholds: plateau end at progress ≥ the plateau threshold, emergence at the emergence
-# threshold, solved at the solved threshold, where progress = (bit accuracy − 0.5)/0.5
-# (values in the run's `analysis` parameters). "Abrupt" means the transition takes less than
-# half the time to emergence; "varies" means the seeds' emergence steps spread more than a
-# transition lasts; "coincide" means within two evaluation intervals.
+# %%
+md(f"""Thresholds (parameters `linear_map.analysis.*`): progress = (bit accuracy − 0.5)/0.5; the
+plateau ends at progress {ana_cfg['plateau_threshold']}, emergence is the crossing of
+{ana_cfg['emergence_threshold']}, solved is {ana_cfg['solved_threshold']} (running median over
+{ana_cfg['smoothing_window']} evaluation(s)). "Abrupt" means the transition takes less than half
+the time to emergence; "varies" means the seeds' emergence steps spread more than a transition
+lasts; "coincide" means within two evaluation intervals.""")
