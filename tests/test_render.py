@@ -1,0 +1,76 @@
+import base64
+import nbformat
+import pytest
+
+from emergence import render
+from emergence.report_index import params_diff
+
+def _png() -> str:
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1], [0, 1])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+PNG = _png()
+
+
+def notebook(tmp_path, outputs_by_cell):
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell("# Title\n\nSome prose."))
+    for source, outputs in outputs_by_cell:
+        cell = nbformat.v4.new_code_cell(source)
+        cell.outputs = outputs
+        nb.cells.append(cell)
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_figures_keep_label_and_caption(tmp_path):
+    path = notebook(tmp_path, [
+        ('#| label: fig-demo\n#| fig-cap: "A demo figure."\nplot()',
+         [nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})]),
+        ("md('**42** seeds')", [nbformat.v4.new_output("execute_result", data={"text/markdown": "**42** seeds"})]),
+        ("x = 1", [nbformat.v4.new_output("stream", name="stdout", text="noise\n")]),
+    ])
+    md, labels = render.notebook_to_markdown(path, tmp_path / "assets", "assets")
+    assert labels == ["fig-demo"]
+    assert "![A demo figure.](assets/fig-demo.png){#fig-demo}" in md
+    assert (tmp_path / "assets" / "fig-demo.png").read_bytes().startswith(b"\x89PNG")
+    assert "**42** seeds" in md and "noise" not in md and "plot()" not in md
+
+
+def test_an_error_in_a_notebook_stops_rendering(tmp_path):
+    path = notebook(tmp_path, [("1/0", [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="x",
+                                                               traceback=[])])])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        render.notebook_to_markdown(path, tmp_path / "assets", "assets")
+
+
+def test_offline_render_is_self_contained(tmp_path):
+    path = notebook(tmp_path, [('#| label: fig-demo\n#| fig-cap: "Demo."\nplot()',
+                                [nbformat.v4.new_output("display_data", data={"image/png": PNG})])])
+    info = render.render_offline([path], "Entry page.\n\n{{chapters}}\n", tmp_path / "out", tmp_path / "work", "T")
+    html = (tmp_path / "out" / "chapter.html").read_text()
+    assert 'id="fig-demo"' in html and "data:image/png;base64" in html
+    assert "chapter.html" in (tmp_path / "out" / "index.html").read_text()
+    assert (tmp_path / "out" / "report.pdf").read_bytes().startswith(b"%PDF")
+    assert info["figures"] == {"chapter": ["fig-demo"]}
+
+
+def test_params_diff_lists_only_changes():
+    df = params_diff({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 5, "d": 0})
+    assert df.to_dict("records") == [
+        {"parameter": "b", "base": 5, "this run": 2},
+        {"parameter": "c", "base": "(absent)", "this run": 3},
+        {"parameter": "d", "base": 0, "this run": "(absent)"},
+    ]
