@@ -104,6 +104,8 @@ SCHEMA: dict[str, Spec] = {
     "linear_map.analysis.emergence_threshold": _float(0.0, 1.0),
     "linear_map.analysis.solved_threshold": _float(0.0, 1.0),
     "linear_map.analysis.smoothing_window": _int(1, 1001),
+    "linear_map.analysis.abrupt_ratio": _float(0.0, 10.0),
+    "linear_map.analysis.coincidence_evals": _float(0.0, 1000.0),
     "report.base_rev": Spec(str),
     "report.attention_seeds": _int(1, 4096),
     "report.max_figure_seeds": _int(1, 4096),

@@ -53,6 +53,14 @@ def eval_steps(total: int, every: int) -> list[int]:
     return sorted(steps)
 
 
+def schedules(train: dict) -> tuple[list[int], list[int]]:
+    """(evaluation steps, checkpoint steps). Every checkpoint step is also evaluated, so the
+    attention maps stored at checkpoints sit on the same step axis as the metrics."""
+    ckpts = checkpoint_steps(train["steps"], train["checkpoint_log_until"], train["checkpoint_every"])
+    evals = sorted(set(eval_steps(train["steps"], train["eval_every"])) | set(ckpts))
+    return evals, ckpts
+
+
 def batch_generator(seed: int, step: int) -> torch.Generator:
     return torch.Generator().manual_seed((seed * 1_000_003 + step * 7919 + 17) % (2**63 - 1))
 
@@ -185,8 +193,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
                 group_index: int, n_groups: int, device: torch.device) -> Recorder:
     """Train one group of seeds to the end, resuming from scratch/state.pt if present."""
     steps = train["steps"]
-    evals = eval_steps(steps, train["eval_every"])
-    ckpts = checkpoint_steps(steps, train["checkpoint_log_until"], train["checkpoint_every"])
+    evals, ckpts = schedules(train)
     eval_index = {s: i for i, s in enumerate(evals)}
     ckpt_index = {s: i for i, s in enumerate(ckpts)}
     layout = task.layout

@@ -9,7 +9,7 @@ import xarray as xr
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
 from emergence.io import read_netcdf, write_netcdf
-from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint
+from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
 
 
 def test_checkpoint_schedule_is_pythia_like():
@@ -19,6 +19,11 @@ def test_checkpoint_schedule_is_pythia_like():
 
 def test_eval_schedule_is_log_then_regular():
     assert eval_steps(100, 25) == [0, 1, 2, 4, 8, 16, 25, 50, 75, 100]
+
+
+def test_every_checkpoint_is_evaluated():
+    evals, ckpts = schedules({"steps": 1200, "eval_every": 100, "checkpoint_log_until": 512, "checkpoint_every": 500})
+    assert set(ckpts) <= set(evals) and 512 in evals and 150 not in evals
 
 
 @pytest.fixture
@@ -38,6 +43,7 @@ def run(params, root):
 def test_results_have_named_dims_and_config(tmp_path, smoke_params):
     ds = run(smoke_params, tmp_path)
     on_disk = read_netcdf(tmp_path / "train.nc")
+    assert np.isfinite(on_disk["attention_map"].values).all()  # every checkpoint has its map
     assert on_disk["bit_loss"].dims == ("seed", "step", "bit")
     assert on_disk["attention_entropy"].dims == ("seed", "step", "layer", "head", "bit")
     assert on_disk["seed"].values.tolist() == [0, 1, 2]

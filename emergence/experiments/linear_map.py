@@ -14,8 +14,7 @@ from emergence.io import read_netcdf, write_netcdf
 from emergence.model import ModelConfig
 from emergence.provenance import code_version
 from emergence.tasks import linear_map as lm
-from emergence.train import (Task, checkpoint_steps, eval_steps, merge_checkpoints, resolve_device,
-                             train_group)
+from emergence.train import Task, merge_checkpoints, resolve_device, schedules, train_group
 
 
 def layout_of(task_params: dict) -> lm.Layout:
@@ -105,8 +104,7 @@ def results_dataset(recorders, groups, cfg: ModelConfig, task_ds: xr.Dataset, tr
     seeds = [s for g in groups for s in g]
     arrays = {name: np.concatenate([r.arrays[name] for r in recorders]) for name in recorders[0].arrays}
     diverged = np.concatenate([r.diverged_step for r in recorders])
-    steps = eval_steps(train["steps"], train["eval_every"])
-    ckpts = checkpoint_steps(train["steps"], train["checkpoint_log_until"], train["checkpoint_every"])
+    steps, ckpts = schedules(train)
     S, T = task_ds.sizes["row"], task_ds.sizes["query"]
     per_eval = ("seed", "step")
     heads = ("seed", "step", "layer", "head", "bit")
