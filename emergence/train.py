@@ -11,16 +11,16 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Mapping
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 from emergence import metrics
-from emergence.hooks import record, pattern_name
+from emergence.hooks import Hook, compose, pattern_name, record
 from emergence.io import atomic_path, torch_save
 from emergence.model import ModelConfig, SeedTransformer
-from emergence.tasks.linear_map import Layout, sample_batch
 
 EVAL_CHUNK = 128  # evaluation sequences per forward pass (bounds memory of recorded patterns)
 # Fault injection for the resume tests: raise after this many completed steps of a group.
@@ -75,23 +75,38 @@ def resolve_device(name: str) -> torch.device:
 
 @dataclass
 class Task:
-    """Everything the trainer needs about the task, as tensors."""
-    layout: Layout
-    A: torch.Tensor               # [S, S] float 0/1
-    eval_tokens: torch.Tensor     # [N, T] int64
-    loss_weights: torch.Tensor    # [T-1]
-    gt_pattern: torch.Tensor      # [T, T] 0/1
+    """What the trainer needs to know about a task, as tensors (task-agnostic).
+
+    `output_positions` [G, K] groups the prediction positions by output unit (a bit of x_1
+    for the linear map; a cell index, over all states, for cellular automata): per-unit
+    metrics average over K. `sampler(batch, generator)` draws training sequences."""
+    eval_tokens: torch.Tensor       # [N, T] int64
+    loss_weights: torch.Tensor      # [T-1]
+    gt_pattern: torch.Tensor        # [T, T] 0/1
+    output_positions: torch.Tensor  # [G, K] int64
+    n_output_tokens: int            # tokens that compete for an output (the others are ignored)
+    sampler: Callable[[int, torch.Generator], torch.Tensor]
+
+    @property
+    def seq_len(self) -> int:
+        return self.eval_tokens.shape[1]
+
+    @property
+    def n_units(self) -> int:
+        return self.output_positions.shape[0]
 
     def to(self, device: torch.device) -> "Task":
-        return Task(self.layout, self.A.to(device), self.eval_tokens.to(device),
-                    self.loss_weights.to(device), self.gt_pattern.to(device))
+        sampler = self.sampler
+        return Task(self.eval_tokens.to(device), self.loss_weights.to(device), self.gt_pattern.to(device),
+                    self.output_positions.to(device), self.n_output_tokens,
+                    lambda batch, gen: sampler(batch, gen).to(device))
 
 
 class Recorder:
     """Preallocated metric arrays for one group of seeds (numpy, NaN until written)."""
 
-    def __init__(self, n_seeds: int, n_eval: int, n_ckpt: int, n_steps: int, cfg: ModelConfig, layout: Layout):
-        S, L, H, T = layout.state_size, cfg.n_layer, cfg.n_head, layout.seq_len
+    def __init__(self, n_seeds: int, n_eval: int, n_ckpt: int, n_steps: int, cfg: ModelConfig, task: Task):
+        S, L, H, T = task.n_units, cfg.n_layer, cfg.n_head, task.seq_len
         nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
         self.arrays = {
             "loss": nan(n_seeds, n_eval),
@@ -116,36 +131,41 @@ class Recorder:
 
 
 @torch.no_grad()
-def evaluate(model: SeedTransformer, task: Task, want_maps: bool) -> dict[str, np.ndarray]:
+def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
+             extra_hooks: Mapping[str, Hook] | None = None) -> dict[str, np.ndarray]:
     """Metrics of every seed on the fixed evaluation set (same sequences for every seed)."""
-    cfg, layout = model.cfg, task.layout
-    E, S = model.n_seeds, layout.state_size
-    pred = torch.as_tensor(layout.prediction_positions, device=task.A.device)
-    parents = task.gt_pattern[pred].float()  # [S, T]
+    cfg = model.cfg
+    E = model.n_seeds
+    G, K = task.output_positions.shape
+    pred = task.output_positions.reshape(-1)                        # [G*K]
+    parents = task.gt_pattern[pred].float()                         # [G*K, T]
     sums: dict[str, torch.Tensor] = {}
     n_total = task.eval_tokens.shape[0]
 
     def add(name: str, value: torch.Tensor) -> None:
         sums[name] = sums[name] + value if name in sums else value
 
+    def per_unit(x: torch.Tensor) -> torch.Tensor:  # [..., G*K] -> [..., G] (mean over the unit's positions)
+        return x.reshape(*x.shape[:-1], G, K).mean(-1)
+
     for start in range(0, n_total, EVAL_CHUNK):
         tokens = task.eval_tokens[start:start + EVAL_CHUNK]
         n = tokens.shape[0]
         tokens = tokens.unsqueeze(0).expand(E, -1, -1)
         cache: dict[str, torch.Tensor] = {}
-        hooks = {pattern_name(l): record(cache) for l in range(cfg.n_layer)}
+        hooks = compose(extra_hooks or {}, {pattern_name(l): record(cache) for l in range(cfg.n_layer)})
         logits = model(tokens, hooks)
         logp = metrics.next_token_log_probs(logits, tokens)           # [E, n, T-1]
         add("loss", metrics.weighted_mean_loss(logp, task.loss_weights) * n)
-        bits = metrics.bit_predictions(logits, tokens, pred)           # [E, n, S]
-        add("bit_loss", -bits["log_p"].sum(1))
-        add("bit_accuracy", bits["correct"].float().sum(1))
+        bits = metrics.bit_predictions(logits, tokens, pred, task.n_output_tokens)  # [E, n, G*K]
+        add("bit_loss", -per_unit(bits["log_p"]).sum(1))
+        add("bit_accuracy", per_unit(bits["correct"].float()).sum(1))
         add("exact_match", bits["correct"].all(-1).float().sum(1))
         add("p_correct", bits["p"].mean(-1).sum(1))
         patterns = torch.stack([cache[pattern_name(l)] for l in range(cfg.n_layer)], dim=2)  # [E, n, L, H, T, T]
-        rows = patterns[..., pred, :]                                   # [E, n, L, H, S, T]
-        add("attention_entropy", metrics.attention_entropy(rows).sum(1))
-        add("parent_mass", metrics.parent_mass(rows, parents).sum(1))
+        rows = patterns[..., pred, :]                                   # [E, n, L, H, G*K, T]
+        add("attention_entropy", per_unit(metrics.attention_entropy(rows)).sum(1))
+        add("parent_mass", per_unit(metrics.parent_mass(rows, parents)).sum(1))
         if want_maps:
             add("attention_map", patterns.sum(1))
     out = {k: (v / n_total).cpu().numpy() for k, v in sums.items()}
@@ -196,8 +216,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     evals, ckpts = schedules(train)
     eval_index = {s: i for i, s in enumerate(evals)}
     ckpt_index = {s: i for i, s in enumerate(ckpts)}
-    layout = task.layout
-    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, layout)
+    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, task)
 
     model = SeedTransformer(model_cfg, seeds).to(device)
     opt = make_optimizer(model, train)
@@ -241,7 +260,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     if start == 0:
         observe(0)
     for step in range(start, steps):
-        tokens = torch.stack([sample_batch(task.A, B, layout, batch_generator(seed, step)) for seed in seeds])
+        tokens = torch.stack([task.sampler(B, batch_generator(seed, step)) for seed in seeds])
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
         loss = train_step(model, opt, tokens, weights, train["grad_clip"])

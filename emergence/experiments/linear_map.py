@@ -52,11 +52,14 @@ def build_task(task_params: dict) -> xr.Dataset:
 
 
 def task_tensors(task_ds: xr.Dataset, task_params: dict) -> Task:
-    return Task(layout=layout_of(task_params),
-                A=torch.tensor(task_ds["A"].values, dtype=torch.float32),
-                eval_tokens=torch.tensor(task_ds["eval_tokens"].values, dtype=torch.int64),
+    layout = layout_of(task_params)
+    A = torch.tensor(task_ds["A"].values, dtype=torch.float32)
+    return Task(eval_tokens=torch.tensor(task_ds["eval_tokens"].values, dtype=torch.int64),
                 loss_weights=torch.tensor(task_ds["loss_weight"].values, dtype=torch.float32),
-                gt_pattern=torch.tensor(task_ds["ground_truth_pattern"].values, dtype=torch.float32))
+                gt_pattern=torch.tensor(task_ds["ground_truth_pattern"].values, dtype=torch.float32),
+                output_positions=torch.as_tensor(layout.prediction_positions, dtype=torch.int64)[:, None],
+                n_output_tokens=2,
+                sampler=lambda batch, gen: lm.sample_batch(A, batch, layout, gen))
 
 
 def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
@@ -81,7 +84,7 @@ def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_d
         torch.set_num_threads(train["threads"])
     device = resolve_device(train["device"])
     task = task_tensors(task_ds, task_params).to(device)
-    cfg = model_config(section["model"], task.layout)
+    cfg = model_config(section["model"], layout_of(task_params))
 
     run_config = {"linear_map": {k: section[k] for k in ("task", "model", "train")}}
     # Scratch is keyed by everything that changes the trajectory (not by analysis/report params).
