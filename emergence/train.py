@@ -191,11 +191,12 @@ def _clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
 
 
 def train_step(model: SeedTransformer, opt: torch.optim.Optimizer, tokens: torch.Tensor, weights: torch.Tensor,
-               grad_clip: float) -> torch.Tensor:
+               grad_clip: float, hooks: Mapping[str, Hook] | None = None) -> torch.Tensor:
     """One optimisation step of every seed; returns the per-seed training loss [E] (detached).
 
-    The summed loss gives each seed exactly its own gradient (seeds share no parameters)."""
-    logits = model(tokens)
+    The summed loss gives each seed exactly its own gradient (seeds share no parameters).
+    `hooks` (e.g. an attention bias) apply to the training forward pass."""
+    logits = model(tokens, hooks)
     loss = metrics.weighted_mean_loss(metrics.next_token_log_probs(logits, tokens), weights)  # [E]
     opt.zero_grad(set_to_none=True)
     loss.sum().backward()
@@ -210,8 +211,13 @@ def make_optimizer(model: SeedTransformer, train: dict) -> torch.optim.Optimizer
 
 
 def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dict, scratch: Path,
-                group_index: int, n_groups: int, device: torch.device) -> Recorder:
-    """Train one group of seeds to the end, resuming from scratch/state.pt if present."""
+                group_index: int, n_groups: int, device: torch.device,
+                train_hooks: Mapping[str, Hook] | None = None,
+                eval_hooks: Mapping[str, Hook] | None = None) -> Recorder:
+    """Train one group of seeds to the end, resuming from scratch/state.pt if present.
+
+    `train_hooks` act on every training forward pass, `eval_hooks` on evaluation (an
+    attention bias that stays on at evaluation is passed as both)."""
     steps = train["steps"]
     evals, ckpts = schedules(train)
     eval_index = {s: i for i, s in enumerate(evals)}
@@ -239,7 +245,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
             torch_save({"seeds": list(seeds), "model_config": model_cfg.to_dict(), "step": step,
                         "state_dict": model.state_dict()}, ckpt_dir / f"step{step:08d}.pt")
         if step in eval_index:
-            m = evaluate(model, task, want_maps=step in ckpt_index)
+            m = evaluate(model, task, want_maps=step in ckpt_index, extra_hooks=eval_hooks)
             i = eval_index[step]
             for name, value in m.items():
                 if name == "attention_map":
@@ -263,7 +269,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
         tokens = torch.stack([task.sampler(B, batch_generator(seed, step)) for seed in seeds])
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
-        loss = train_step(model, opt, tokens, weights, train["grad_clip"])
+        loss = train_step(model, opt, tokens, weights, train["grad_clip"], train_hooks)
         loss_np = loss.cpu().numpy()
         recorder.arrays["train_loss"][:, step] = loss_np
         bad = (~np.isfinite(loss_np) | (loss_np > train["divergence_loss"])) & (recorder.diverged_step < 0)

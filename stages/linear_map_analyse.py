@@ -2,7 +2,7 @@
 import csv
 from pathlib import Path
 
-from emergence.experiments.linear_map import analyse, plot_table, summary_metrics
+from emergence.experiments.linear_map_analysis import analyse, plot_table, summary_metrics
 from emergence.io import atomic_path, read_netcdf, write_json, write_netcdf
 from emergence.stage import stage_run
 

@@ -8,6 +8,7 @@ import xarray as xr
 
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
+from emergence.experiments.linear_map_analysis import analyse, summary_metrics
 from emergence.io import read_netcdf, write_netcdf
 from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
 
@@ -92,8 +93,8 @@ def test_divergence_is_recorded_not_plotted(tmp_path, smoke_params):
 
 def test_analysis_of_a_run(tmp_path, smoke_params):
     res = run(smoke_params, tmp_path)
-    ana = exp.analyse(res, load_params(profile="smoke")["linear_map"]["analysis"])
+    ana = analyse(res, load_params(profile="smoke")["linear_map"]["analysis"])
     assert ana["emergence_step"].dims == ("seed",)
     assert ana["bit_emergence_step"].dims == ("seed", "bit")
-    m = exp.summary_metrics(ana)
+    m = summary_metrics(ana)
     assert m["n_seeds"] == 3 and 0 <= m["fraction_solved"] <= 1

@@ -1,0 +1,115 @@
+"""Emergence statistics of a linear-map run: per seed and per (seed, bit), with censoring.
+
+Only numpy/xarray here, so the analysis stage does not depend on the training code.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import xarray as xr
+
+from emergence import analysis as an
+
+
+def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
+    """Per-seed and per-(seed, bit) emergence statistics, with censoring, from training results."""
+    steps = results["step"].values
+    thresholds = dict(plateau=analysis["plateau_threshold"], emergence=analysis["emergence_threshold"],
+                      solved=analysis["solved_threshold"], smoothing_window=analysis["smoothing_window"])
+    seeds, bits = results["seed"].values, results["bit"].values
+    L, H = results.sizes["layer"], results.sizes["head"]
+    n_seed, n_bit = len(seeds), len(bits)
+
+    per_seed = {k: np.full(n_seed, np.nan) for k in (
+        "plateau_end_step", "emergence_step", "solved_step", "transition_width", "final_loss", "final_output_loss",
+        "final_accuracy", "final_exact_match", "final_p_correct")}
+    per_seed_flags = {k: np.zeros(n_seed, dtype=np.int8) for k in ("plateau_end_censored", "emergence_censored",
+                                                                    "solved_censored")}
+    per_bit = {k: np.full((n_seed, n_bit), np.nan) for k in (
+        "bit_plateau_end_step", "bit_emergence_step", "bit_solved_step", "bit_transition_width",
+        "head_parent_mass_rise", "entropy_drop_step", "entropy_before", "entropy_after")}
+    bit_censored = np.zeros((n_seed, n_bit), dtype=np.int8)
+    responsible = np.full((n_seed, n_bit), -1, dtype=np.int64)
+
+    for k in range(n_seed):
+        acc = results["accuracy"].values[k]
+        e = an.emergence_of(steps, an.progress_from_accuracy(acc), **thresholds)
+        for name, c in (("plateau_end", e.plateau_end), ("emergence", e.emergence), ("solved", e.solved)):
+            per_seed[f"{name}_step"][k] = c.step
+            per_seed_flags[f"{name}_censored"][k] = c.censored
+        per_seed["transition_width"][k] = e.transition_width
+        last = -1
+        for name, var in (("final_loss", "loss"), ("final_output_loss", "output_loss"), ("final_accuracy", "accuracy"),
+                          ("final_exact_match", "exact_match"), ("final_p_correct", "p_correct")):
+            per_seed[name][k] = results[var].values[k, last]
+
+        for i in range(n_bit):
+            b = an.emergence_of(steps, an.progress_from_accuracy(results["bit_accuracy"].values[k, :, i]), **thresholds)
+            per_bit["bit_plateau_end_step"][k, i] = b.plateau_end.step
+            per_bit["bit_emergence_step"][k, i] = b.emergence.step
+            per_bit["bit_solved_step"][k, i] = b.solved.step
+            per_bit["bit_transition_width"][k, i] = b.transition_width
+            bit_censored[k, i] = b.emergence.censored
+            if b.emergence.censored:
+                continue
+            # Which head learned row i: the largest rise in parent mass across the bit's jump.
+            before = np.searchsorted(steps, b.plateau_end.step, side="right") - 1
+            after = min(len(steps) - 1, int(np.searchsorted(steps, b.solved.step if not b.solved.censored
+                                                            else steps[-1], side="left")))
+            before = max(0, min(before, after - 1))
+            pm = results["parent_mass"].values[k, :, :, :, i].reshape(len(steps), L * H)
+            flat, rise = an.responsible_head(pm[after], pm[before])
+            responsible[k, i] = flat
+            per_bit["head_parent_mass_rise"][k, i] = rise
+            ent = results["attention_entropy"].values[k, :, flat // H, flat % H, i]
+            per_bit["entropy_drop_step"][k, i] = an.steepest_drop_step(steps, ent)
+            per_bit["entropy_before"][k, i] = ent[before]
+            per_bit["entropy_after"][k, i] = ent[after]
+
+    data_vars = {name: (("seed",), v) for name, v in {**per_seed, **per_seed_flags}.items()}
+    data_vars.update({name: (("seed", "bit"), v) for name, v in per_bit.items()})
+    data_vars["bit_emergence_censored"] = (("seed", "bit"), bit_censored)
+    data_vars["responsible_layer"] = (("seed", "bit"), np.where(responsible >= 0, responsible // H, -1))
+    data_vars["responsible_head"] = (("seed", "bit"), np.where(responsible >= 0, responsible % H, -1))
+    data_vars["diverged_step"] = (("seed",), results["diverged_step"].values)
+    attrs = dict(results.attrs)
+    attrs["analysis"] = json.dumps(analysis, sort_keys=True)
+    attrs["budget_step"] = int(steps[-1])
+    return xr.Dataset(data_vars, coords={"seed": seeds, "bit": bits}, attrs=attrs)
+
+
+def summary_metrics(analysed: xr.Dataset) -> dict:
+    """Headline numbers for `dvc metrics` (JSON: unreached medians are null, not inf)."""
+    n = analysed.sizes["seed"]
+    t, c = analysed["emergence_step"].values, analysed["emergence_censored"].values.astype(bool)
+    med = an.km_median(t, c)
+    solved = int((analysed["solved_censored"].values == 0).sum())
+    lo, hi = an.bootstrap_km_median(t, c, n_boot=500)
+    width = analysed["bit_transition_width"].values
+    finite = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
+    return {
+        "n_seeds": n,
+        "fraction_solved": solved / n,
+        "emergence_step_median": finite(med),
+        "emergence_step_median_ci90": [finite(lo), finite(hi)],
+        "emergence_step_min": finite(np.min(t[~c])) if (~c).any() else None,
+        "emergence_step_max": finite(np.max(t[~c])) if (~c).any() else None,
+        "bit_transition_width_median": finite(np.nanmedian(width)) if np.isfinite(width).any() else None,
+        "final_loss_mean": finite(np.nanmean(analysed["final_loss"].values)),
+        "final_accuracy_mean": finite(np.nanmean(analysed["final_accuracy"].values)),
+        "n_diverged": int((analysed["diverged_step"].values >= 0).sum()),
+    }
+
+
+def plot_table(results: xr.Dataset) -> "list[dict]":
+    """Rows for the DVC plot of accuracy and loss against step (mean and range over seeds)."""
+    rows = []
+    acc, loss = results["accuracy"].values, results["output_loss"].values
+    for j, step in enumerate(results["step"].values):
+        rows.append({"step": int(step),
+                     "accuracy_mean": round(float(np.nanmean(acc[:, j])), 6),
+                     "accuracy_min": round(float(np.nanmin(acc[:, j])), 6),
+                     "accuracy_max": round(float(np.nanmax(acc[:, j])), 6),
+                     "output_loss_mean": round(float(np.nanmean(loss[:, j])), 6)})
+    return rows
