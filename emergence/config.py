@@ -106,10 +106,44 @@ SCHEMA: dict[str, Spec] = {
     "linear_map.analysis.smoothing_window": _int(1, 1001),
     "linear_map.analysis.abrupt_ratio": _float(0.0, 10.0),
     "linear_map.analysis.coincidence_evals": _float(0.0, 1000.0),
+    "linear_map.analysis.alpha": _float(0.0, 1.0),
+    # Experiment 1: linear map, sparsity x state size (cells run as separate DVC stages).
+    "sweeps.sparsity.n_seeds": _int(1, 4096),
+    "sweeps.sparsity.steps": _int(1, 10_000_000),
+    "sweeps.sparsity.batch_size": _int(1, 1_000_000),
+    "sweeps.sparsity.eval_every": _int(1, 10_000_000),
+    "sweeps.sparsity.eval_sequences": _int(1, 1_000_000),
+    "sweeps.sparsity.grid.*.state_size": _int(1, 4096),
+    "sweeps.sparsity.grid.*.sparsities": Spec(str),
+    "sweeps.sparsity.grid.*.default": Spec(str),
+    "sweeps.sparsity.grid.*.smoke": Spec(str),
     "report.base_rev": Spec(str),
     "report.attention_seeds": _int(1, 4096),
     "report.max_figure_seeds": _int(1, 4096),
 }
+
+
+def int_list(text: str) -> list[int]:
+    """'1 2 4' -> [1, 2, 4] (grids are space-separated strings so dvc.yaml can pass them on)."""
+    return [int(x) for x in text.split()]
+
+
+def _check_sweeps(p: dict) -> None:
+    for name, row in p["sweeps"]["sparsity"]["grid"].items():
+        key = f"sweeps.sparsity.grid.{name}"
+        S = row["state_size"]
+        try:
+            grid = int_list(row["sparsities"])
+            subsets = {f: int_list(row[f]) for f in ("default", "smoke")}
+        except ValueError:
+            raise ConfigError(f"{key}: sparsities, default and smoke must be space-separated integers") from None
+        bad = [x for x in grid if not 1 <= x <= S]
+        if bad:
+            raise ConfigError(f"{key}.sparsities: each must be in [1, state_size={S}], got {bad}")
+        for field, values in subsets.items():
+            extra = sorted(set(values) - set(grid))
+            if extra:
+                raise ConfigError(f"{key}.{field}: must be a subset of {key}.sparsities, got extra {extra}")
 
 
 def _check_linear_map(p: dict) -> None:
@@ -130,7 +164,9 @@ def _check_linear_map(p: dict) -> None:
             f"solved_threshold, got {ana['plateau_threshold']}, {ana['emergence_threshold']}, {ana['solved_threshold']}")
 
 
-CROSS_CHECKS = (_check_linear_map,)
+WILDCARD_KEYS = tuple(k for k in SCHEMA if "*" in k)
+
+CROSS_CHECKS = (_check_linear_map, _check_sweeps)
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
@@ -157,21 +193,54 @@ def deep_merge(base: dict, overlay: dict, where: str = "") -> dict:
     return merged
 
 
+def _schema_key(key: str) -> str | None:
+    """The SCHEMA entry for a flat key; `*` in a schema key matches one name (a sweep cell)."""
+    if key in SCHEMA:
+        return key
+    parts = key.split(".")
+    for pattern in WILDCARD_KEYS:
+        pp = pattern.split(".")
+        if len(pp) == len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts)):
+            return pattern
+    return None
+
+
 def validate(params: dict) -> dict:
     """Check every key against SCHEMA and the cross-key constraints; return params unchanged."""
     flat = flatten(params)
     for key in flat:
-        if key not in SCHEMA:
-            close = [k for k in SCHEMA if k.rsplit(".", 1)[0] == key.rsplit(".", 1)[0]]
+        if _schema_key(key) is None:
+            parent = key.rsplit(".", 1)[0]
+            close = [k for k in SCHEMA if k.rsplit(".", 1)[0] == parent]
             hint = f" (known keys here: {', '.join(k.rsplit('.', 1)[1] for k in close)})" if close else ""
             raise ConfigError(f"{key}: unknown parameter{hint}")
     for key, spec in SCHEMA.items():
+        if "*" in key:
+            continue
         if key not in flat:
             raise ConfigError(f"{key}: missing; expected {spec.describe()}")
         spec.check(key, flat[key])
+    for key, value in flat.items():
+        pattern = _schema_key(key)
+        if pattern in WILDCARD_KEYS:
+            SCHEMA[pattern].check(key, value)
+    for pattern in WILDCARD_KEYS:  # every cell must carry every field of its pattern
+        head, _, field = pattern.partition(".*.")
+        for cell in section(params, head) if _has(params, head) else {}:
+            if f"{head}.{cell}.{field}" not in flat:
+                raise ConfigError(f"{head}.{cell}.{field}: missing; expected {SCHEMA[pattern].describe()}")
     for check in CROSS_CHECKS:
         check(params)
     return params
+
+
+def _has(params: dict, dotted: str) -> bool:
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def _read_yaml(path: Path) -> dict:

@@ -27,9 +27,10 @@ TIMINGS_DIR = Path("data/timings")
 def declared_params(stage: str, root: Path = REPO_ROOT) -> list[str]:
     dvc = yaml.safe_load((root / "dvc.yaml").read_text())
     try:
-        entries = dvc["stages"][stage].get("params", [])
+        definition = dvc["stages"][stage]
     except KeyError:
         raise ConfigError(f"dvc.yaml has no stage {stage!r}") from None
+    entries = definition.get("do", definition).get("params", [])  # foreach stages keep theirs under `do`
     keys: list[str] = []
     for entry in entries:
         if isinstance(entry, str):
@@ -56,12 +57,16 @@ def stage_params(stage: str, root: Path = REPO_ROOT) -> dict:
 
 
 @contextmanager
-def stage_run(stage: str, root: Path = REPO_ROOT) -> Iterator[dict]:
+def stage_run(stage: str, root: Path = REPO_ROOT, timing_name: str | None = None,
+              timing_path: Path | None = None) -> Iterator[dict]:
+    """Validated params of `stage`; on success the wall time goes to data/timings/<timing_name>.json
+    (or `timing_path`). `timing_name` tells apart the cells of a foreach stage."""
     try:
         params = stage_params(stage, root)
     except ConfigError as err:
         sys.exit(f"[{stage}] invalid parameters: {err}")
     start = time.perf_counter()
     yield params
-    write_json({"stage": stage, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2)},
-               root / TIMINGS_DIR / f"{stage}.json")
+    name = timing_name or stage
+    write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2)},
+               timing_path or root / TIMINGS_DIR / f"{name}.json")

@@ -29,8 +29,10 @@ if __name__ == "__main__":
             nb = jupytext.read(source)
             raw = tmp / f"{source.stem}.raw.ipynb"
             jupytext.write(nb, raw)
+            declared = papermill.inspect_notebook(str(raw))
+            wanted = {k: v for k, v in chapter_parameters(params["report"]).items() if k in declared}
             papermill.execute_notebook(str(raw), str(tmp / f"{source.stem}.ipynb"),
-                                       parameters=chapter_parameters(params["report"]), kernel_name="python3",
+                                       parameters=wanted, kernel_name="python3",
                                        cwd=str(Path.cwd()), progress_bar=False, log_output=False)
             raw.unlink()
         shutil.rmtree(BUILD, ignore_errors=True)

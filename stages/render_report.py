@@ -17,7 +17,8 @@ OUTPUT = REPORT / "_output"
 TITLE = "Emergent capabilities from sparse attention: a reproduction"
 
 if __name__ == "__main__":
-    with stage_run("report_render") as params:
+    # This stage's own timing lives in its output folder: data/timings is one of its deps.
+    with stage_run("report_render", timing_path=OUTPUT / "timing.json") as params:
         use_quarto = render.quarto_available() and os.environ.get("EMERGENCE_RENDERER") != "pandoc"
         renderer = "quarto" if use_quarto else "pandoc + typst (offline)"
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

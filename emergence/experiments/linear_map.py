@@ -67,9 +67,10 @@ def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
                        d_mlp=model_params["d_mlp"], norm=model_params["norm"])
 
 
-def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path,
+def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
                  scratch_root: Path) -> xr.Dataset:
-    """Train every seed (resuming from scratch), then write results and checkpoints atomically."""
+    """Train every seed (resuming from scratch), then write results (and checkpoints, unless
+    checkpoint_dir is None) atomically."""
     section = params["linear_map"]
     task_params, train = section["task"], section["train"]
     task_ds = read_netcdf(task_path)

@@ -36,7 +36,7 @@ def prepare_device(train: dict) -> torch.device:
 
 
 def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, scratch_name: str,
-                trajectory_key: object, checkpoint_dir: Path, device: torch.device,
+                trajectory_key: object, checkpoint_dir: Path | None, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
                 eval_hooks: Mapping[str, Hook] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, list[int]]:
     """Train every seed group; returns (metric arrays with a leading seed axis, diverged_step, seeds)."""
@@ -46,7 +46,8 @@ def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, s
     recorders = [train_group(seeds, cfg, task, train, scratch / f"group{gi}", gi, len(groups), device,
                              train_hooks=train_hooks, eval_hooks=eval_hooks)
                  for gi, seeds in enumerate(groups)]
-    merge_checkpoints([scratch / f"group{gi}" for gi in range(len(groups))], checkpoint_dir)
+    if checkpoint_dir is not None:
+        merge_checkpoints([scratch / f"group{gi}" for gi in range(len(groups))], checkpoint_dir)
     shutil.rmtree(scratch, ignore_errors=True)
     arrays = {name: np.concatenate([r.arrays[name] for r in recorders]) for name in recorders[0].arrays}
     diverged = np.concatenate([r.diverged_step for r in recorders])

@@ -1,0 +1,108 @@
+"""Experiment 1 (claim 4): the linear map across sparsity s and state size S.
+
+One DVC stage per row of the grid (a state size S) trains the cells of that row the current
+profile runs (paper: every s; default and smoke: their subsets), one after another, and
+writes them as one Dataset with a `sparsity` dimension. Each finished cell is also kept in a
+cell cache keyed by its full configuration and the code version, so when a row's stage
+reruns because one s changed, the other cells load instead of retraining. The summary stage
+analyses every cell with the linear_map analysis thresholds (changing a threshold never
+retrains).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from emergence.config import config_hash, int_list
+
+SWEEP = "sparsity"
+NO_CELLS = "no cell of this row runs on this profile"
+
+
+def cells_for_profile(row: dict, profile: str) -> list[int]:
+    return int_list(row["sparsities"] if profile == "paper" else row[profile])
+
+
+def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
+    """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
+    sweep = params["sweeps"][SWEEP]
+    lm = copy.deepcopy(params["linear_map"])
+    lm["task"].update(state_size=state_size, sparsity=sparsity, eval_sequences=sweep["eval_sequences"])
+    lm["train"].update(n_seeds=sweep["n_seeds"], steps=sweep["steps"], batch_size=sweep["batch_size"],
+                       eval_every=sweep["eval_every"],
+                       seeds_per_group=min(lm["train"]["seeds_per_group"], sweep["n_seeds"]),
+                       checkpoint_every=sweep["steps"], resume_every=max(1, sweep["steps"] // 4))
+    return {"profile": params["profile"], "linear_map": lm}
+
+
+def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
+    """Train (or load from the cell cache) every cell of a row that this profile runs."""
+    from emergence.experiments import linear_map as lm_exp
+    from emergence.io import read_netcdf, write_netcdf
+    from emergence.provenance import code_version
+
+    S = row["state_size"]
+    sparsities = cells_for_profile(row, params["profile"])
+    if not sparsities:
+        return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
+                                 "profile": params["profile"]})
+    cells = []
+    for s in sparsities:
+        config = cell_config(params, S, s)
+        run_cfg = {k: config["linear_map"][k] for k in ("task", "model", "train")}
+        cached = scratch / "cells" / f"{SWEEP}-S{S}-s{s}-{config_hash({'c': run_cfg, 'code': code_version()})}.nc"
+        if not cached.exists():
+            task_path = scratch / f"{SWEEP}-S{S}-s{s}-task.nc"
+            write_netcdf(lm_exp.build_task(config["linear_map"]["task"]), task_path)
+            lm_exp.run_training(config, task_path, cached, None, scratch)
+            task_path.unlink()
+        cells.append(read_netcdf(cached))
+    configs = [json.loads(c.attrs["config"]) for c in cells]
+    keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "chance_loss", "eval_sequences")}
+    ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(sparsities, dims="sparsity", name="sparsity"),
+                   coords="minimal", compat="override", join="exact")
+    ds.attrs = {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
+                "profile": params["profile"], "configs": json.dumps(configs, sort_keys=True),
+                "loss_floors": json.dumps([float(c.attrs["loss_floor"]) for c in cells]), **keep}
+    return ds
+
+
+def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
+    """One Dataset over (cell, seed): S, s, final loss, plateau end and emergence with censoring."""
+    from emergence.experiments.linear_map_analysis import analyse
+    from emergence.io import read_netcdf
+
+    fields = ("final_output_loss", "final_accuracy", "plateau_end_step", "emergence_step", "solved_step")
+    flags = ("plateau_end_censored", "emergence_censored", "solved_censored")
+    names, S_list, s_list, values, budgets = [], [], [], [], []
+    for row_name in sorted(row_files):
+        ds = read_netcdf(row_files[row_name])
+        if ds.attrs.get("status") != "ran":
+            continue
+        for i, s in enumerate(ds["sparsity"].values):
+            cell = ds.isel(sparsity=i).drop_vars("sparsity")
+            cell.attrs = dict(ds.attrs, config=json.dumps(json.loads(ds.attrs["configs"])[i]))
+            a = analyse(cell, analysis)
+            names.append(f"S{int(ds.attrs['state_size']):02d}_s{int(s):02d}")
+            S_list.append(int(ds.attrs["state_size"]))
+            s_list.append(int(s))
+            values.append({f: a[f].values for f in fields + flags})
+            budgets.append(int(a.attrs["budget_step"]))
+    n_seed = max([len(v["final_output_loss"]) for v in values] + [0])
+    data = {}
+    for f in fields + flags:
+        arr = np.full((len(names), n_seed), np.nan if f in fields else 1, dtype=float if f in fields else np.int8)
+        for i, v in enumerate(values):
+            arr[i, :len(v[f])] = v[f]
+        data[f] = (("cell", "seed"), arr)
+    S_arr, s_arr = np.array(S_list, dtype=np.int64), np.array(s_list, dtype=np.int64)
+    data.update({"state_size": (("cell",), S_arr), "sparsity": (("cell",), s_arr),
+                 "density": (("cell",), s_arr / np.maximum(S_arr, 1)),
+                 "budget_step": (("cell",), np.array(budgets, dtype=np.int64))})
+    return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)},
+                      attrs={"experiment": f"sweep:{SWEEP}", "analysis": json.dumps(analysis, sort_keys=True),
+                             "chance_loss": float(np.log(2.0))})

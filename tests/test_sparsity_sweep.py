@@ -1,0 +1,65 @@
+import pytest
+
+from emergence.config import ConfigError, load_params, validate
+from emergence.experiments import linear_map as lm_exp
+from emergence.experiments import sparsity_sweep as sweep
+
+
+@pytest.fixture
+def params():
+    p = load_params(profile="smoke")
+    p["sweeps"]["sparsity"].update(steps=12, eval_every=6)
+    return p
+
+
+def test_profile_subsets():
+    row = {"state_size": 8, "sparsities": "1 2 3 4", "default": "1 4", "smoke": ""}
+    assert sweep.cells_for_profile(row, "paper") == [1, 2, 3, 4]
+    assert sweep.cells_for_profile(row, "default") == [1, 4]
+    assert sweep.cells_for_profile(row, "smoke") == []
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("sparsities", "1 9", "sparsities: each must be in [1, state_size=8]"),
+    ("default", "1 3", "default: must be a subset"),
+    ("smoke", "one", "space-separated integers"),
+])
+def test_bad_grid_rows_are_rejected(field, value, message):
+    p = load_params()
+    p["sweeps"]["sparsity"]["grid"]["S08"][field] = value
+    if field == "default":
+        p["sweeps"]["sparsity"]["grid"]["S08"]["sparsities"] = "1 2"
+    with pytest.raises(ConfigError, match="sweeps.sparsity.grid.S08"):
+        validate(p)
+
+
+def test_cell_config_overrides_only_the_cell_and_budget(params):
+    cfg = sweep.cell_config(params, 16, 5)["linear_map"]
+    assert (cfg["task"]["state_size"], cfg["task"]["sparsity"]) == (16, 5)
+    assert cfg["train"]["steps"] == 12 and cfg["model"] == params["linear_map"]["model"]
+
+
+def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeypatch):
+    row = {"state_size": 6, "sparsities": "1 2 3", "default": "1", "smoke": "1 3"}
+    first = sweep.run_row(params, "S06", row, tmp_path)
+    assert first["sparsity"].values.tolist() == [1, 3]
+    assert first["accuracy"].dims == ("sparsity", "seed", "step")
+    monkeypatch.setattr(lm_exp, "run_training", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
+    again = sweep.run_row(params, "S06", row, tmp_path)
+    assert again.identical(first)
+    summary = sweep.summarize({"S06": _write(tmp_path, first)}, params["linear_map"]["analysis"])
+    assert summary["cell"].values.tolist() == ["S06_s01", "S06_s03"]
+    assert summary["final_output_loss"].dims == ("cell", "seed")
+
+
+def test_row_without_cells_on_this_profile_is_a_marker(tmp_path, params):
+    ds = sweep.run_row(params, "S32", {"state_size": 32, "sparsities": "1", "default": "1", "smoke": ""}, tmp_path)
+    assert ds.attrs["status"] == sweep.NO_CELLS and not ds.data_vars
+
+
+def _write(tmp_path, ds):
+    from emergence.io import write_netcdf
+
+    path = tmp_path / "row.nc"
+    write_netcdf(ds, path)
+    return path
