@@ -148,3 +148,29 @@ def responsible_head(parent_mass_after: np.ndarray, parent_mass_before: np.ndarr
         return -1, float("nan")
     h = int(np.nanargmax(rise))
     return h, float(rise[h])
+
+
+def logrank_test(times_a: np.ndarray, censored_a: np.ndarray, times_b: np.ndarray,
+                 censored_b: np.ndarray) -> tuple[float, float]:
+    """Log-rank test that group a has its events (e.g. leaving the plateau) earlier than group b.
+
+    Returns (z, one-sided p). z > 0 when a has more events than expected under equal hazards.
+    No events at all gives (0, 1)."""
+    from scipy.stats import norm
+
+    t = np.concatenate([np.asarray(times_a, float), np.asarray(times_b, float)])
+    c = np.concatenate([np.asarray(censored_a, bool), np.asarray(censored_b, bool)])
+    in_a = np.concatenate([np.ones(len(times_a), bool), np.zeros(len(times_b), bool)])
+    o_minus_e, var = 0.0, 0.0
+    for time in np.unique(t[~c]):
+        at_risk = t >= time
+        n, n_a = at_risk.sum(), (at_risk & in_a).sum()
+        event = (t == time) & ~c
+        d, d_a = event.sum(), (event & in_a).sum()
+        o_minus_e += d_a - d * n_a / n
+        if n > 1:
+            var += d * (n_a / n) * (1 - n_a / n) * (n - d) / (n - 1)
+    if var == 0:
+        return 0.0, 1.0
+    z = o_minus_e / np.sqrt(var)
+    return float(z), float(norm.sf(z))

@@ -100,6 +100,10 @@ SCHEMA: dict[str, Spec] = {
     "linear_map.train.divergence_loss": _float(0.0, None),
     "linear_map.train.device": _choice("auto", "cpu", "cuda"),
     "linear_map.train.threads": _int(0, 1024),
+    "linear_map.bias.strength": _float(-1e4, 1e4),
+    "linear_map.bias.layers": Spec(str),
+    "linear_map.bias.heads": Spec(str),
+    "linear_map.bias.at_eval": Spec(bool),
     "linear_map.analysis.plateau_threshold": _float(0.0, 1.0),
     "linear_map.analysis.emergence_threshold": _float(0.0, 1.0),
     "linear_map.analysis.solved_threshold": _float(0.0, 1.0),
@@ -117,6 +121,15 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.sparsity.grid.*.sparsities": Spec(str),
     "sweeps.sparsity.grid.*.default": Spec(str),
     "sweeps.sparsity.grid.*.smoke": Spec(str),
+    # Experiment 3: attention-bias intervention on the linear map.
+    "interventions.attention_bias.state_size": _int(1, 4096),
+    "interventions.attention_bias.sparsity": _int(1, 4096),
+    "interventions.attention_bias.strengths": Spec(str),
+    "interventions.attention_bias.n_seeds": _int(1, 4096),
+    "interventions.attention_bias.steps": _int(1, 10_000_000),
+    "interventions.attention_bias.batch_size": _int(1, 1_000_000),
+    "interventions.attention_bias.eval_every": _int(1, 10_000_000),
+    "interventions.attention_bias.eval_sequences": _int(1, 1_000_000),
     "report.base_rev": Spec(str),
     "report.attention_seeds": _int(1, 4096),
     "report.max_figure_seeds": _int(1, 4096),
@@ -154,6 +167,15 @@ def _check_linear_map(p: dict) -> None:
     if model["d_model"] % model["n_head"]:
         raise ConfigError(
             f"linear_map.model.n_head: must divide linear_map.model.d_model ({model['d_model']}), got {model['n_head']}")
+    for field, limit in (("layers", model["n_layer"]), ("heads", model["n_head"])):
+        value = p["linear_map"]["bias"][field]
+        if value != "all":
+            try:
+                idx = int_list(value)
+            except ValueError:
+                raise ConfigError(f"linear_map.bias.{field}: 'all' or space-separated integers, got {value!r}") from None
+            if not idx or any(not 0 <= i < limit for i in idx):
+                raise ConfigError(f"linear_map.bias.{field}: indices must be in [0, {limit - 1}], got {value!r}")
     if train["seeds_per_group"] > train["n_seeds"]:
         raise ConfigError(
             f"linear_map.train.seeds_per_group: must be <= linear_map.train.n_seeds ({train['n_seeds']}), "
@@ -166,7 +188,20 @@ def _check_linear_map(p: dict) -> None:
 
 WILDCARD_KEYS = tuple(k for k in SCHEMA if "*" in k)
 
-CROSS_CHECKS = (_check_linear_map, _check_sweeps)
+def _check_interventions(p: dict) -> None:
+    b = p["interventions"]["attention_bias"]
+    key = "interventions.attention_bias"
+    if b["sparsity"] > b["state_size"]:
+        raise ConfigError(f"{key}.sparsity: must be <= {key}.state_size ({b['state_size']}), got {b['sparsity']}")
+    try:
+        strengths = [float(x) for x in b["strengths"].split()]
+    except ValueError:
+        raise ConfigError(f"{key}.strengths: space-separated numbers, got {b['strengths']!r}") from None
+    if 0.0 not in strengths:
+        raise ConfigError(f"{key}.strengths: must include 0 (the control), got {b['strengths']!r}")
+
+
+CROSS_CHECKS = (_check_linear_map, _check_sweeps, _check_interventions)
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:

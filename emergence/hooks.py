@@ -88,3 +88,13 @@ def compose(*hook_dicts: Mapping[str, Hook]) -> dict[str, Hook]:
         return run
 
     return {name: fns[0] if len(fns) == 1 else chain(fns) for name, fns in merged.items()}
+
+
+def ground_truth_bias(pattern: torch.Tensor, strength: float, layers: Iterable[int],
+                      heads: Iterable[int] | None = None) -> dict[str, Hook]:
+    """The attention-bias intervention: strength * pattern added to the scores of the given
+    layers (and heads; all by default). Empty when strength is 0."""
+    if strength == 0:
+        return {}
+    bias = strength * pattern
+    return {scores_name(layer): attention_bias(bias, heads) for layer in layers}

@@ -70,3 +70,20 @@ def test_bootstrap_interval_brackets_the_median():
     t = rng.uniform(100, 200, 30)
     lo, hi = an.bootstrap_km_median(t, np.zeros(30, bool), n_boot=300)
     assert lo <= an.km_median(t, np.zeros(30, bool)) <= hi
+
+
+def test_logrank_hand_example():
+    # a: events at 1 and 2; b: events at 3, 4. At t=1: n=4, n_a=2, d=1 -> E_a=0.5, V=0.25;
+    # t=2: n=3, n_a=1 -> E_a=1/3, V=2/9; t=3: n=2, n_a=0; t=4: n=1, n_a=0.
+    z, p = an.logrank_test(np.array([1, 2]), np.array([0, 0]), np.array([3, 4]), np.array([0, 0]))
+    assert z == pytest.approx((2 - 0.5 - 1 / 3) / np.sqrt(0.25 + 2 / 9))
+    assert p < 0.05
+    z2, p2 = an.logrank_test(np.array([3, 4]), np.array([0, 0]), np.array([1, 2]), np.array([0, 0]))
+    assert z2 == pytest.approx(-z) and p2 > 0.9
+
+
+def test_logrank_with_censoring_and_no_events():
+    z, p = an.logrank_test(np.array([5, 5]), np.array([1, 1]), np.array([5, 5]), np.array([1, 1]))
+    assert (z, p) == (0.0, 1.0)
+    z, p = an.logrank_test(np.array([2, 3]), np.array([0, 0]), np.array([10, 10]), np.array([1, 1]))
+    assert z > 0 and p < 0.1

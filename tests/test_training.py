@@ -1,4 +1,5 @@
 import copy
+import json
 import filecmp
 
 import numpy as np
@@ -98,3 +99,14 @@ def test_analysis_of_a_run(tmp_path, smoke_params):
     assert ana["bit_emergence_step"].dims == ("seed", "bit")
     m = summary_metrics(ana)
     assert m["n_seeds"] == 3 and 0 <= m["fraction_solved"] <= 1
+
+
+def test_attention_bias_moves_attention_onto_the_parents(tmp_path, smoke_params):
+    smoke_params["linear_map"]["train"].update(steps=2, eval_every=1, n_seeds=1, seeds_per_group=1)
+    smoke_params["linear_map"]["bias"].update(strength=30.0, at_eval=True)
+    on = run(smoke_params, tmp_path / "on")
+    assert on["parent_mass"].isel(step=0).values.min() > 0.99
+    smoke_params["linear_map"]["bias"].update(at_eval=False)
+    off_at_eval = run(smoke_params, tmp_path / "off")
+    assert off_at_eval["parent_mass"].isel(step=0).values.max() < 0.9
+    assert "bias" in json.loads(on.attrs["config"])["linear_map"]

@@ -8,7 +8,9 @@ import numpy as np
 import torch
 import xarray as xr
 
+from emergence.config import int_list
 from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
+from emergence.hooks import ground_truth_bias
 from emergence.io import read_netcdf, write_netcdf
 from emergence.model import ModelConfig
 from emergence.provenance import code_version
@@ -67,6 +69,14 @@ def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
                        d_mlp=model_params["d_mlp"], norm=model_params["norm"])
 
 
+def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
+    """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
+    layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
+    heads = None if bias["heads"] == "all" else int_list(bias["heads"])
+    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, heads)
+    return hooks, (hooks if bias["at_eval"] else {})
+
+
 def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
                  scratch_root: Path) -> xr.Dataset:
     """Train every seed (resuming from scratch), then write results (and checkpoints, unless
@@ -77,11 +87,12 @@ def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_d
     device = prepare_device(train)
     task = task_tensors(task_ds, task_params).to(device)
     cfg = model_config(section["model"], layout_of(task_params))
-    run_config = {"linear_map": {k: section[k] for k in ("task", "model", "train")}}
+    run_config = {"linear_map": {k: section[k] for k in ("task", "model", "train", "bias")}}
+    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
     arrays, diverged, seeds = train_seeds(
         task, cfg, train, scratch_root, "linear_map",
         trajectory_key={"config": run_config, "A": task_ds["A"].values.tolist()},
-        checkpoint_dir=checkpoint_dir, device=device)
+        checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
     S = task_ds.sizes["row"]
     ds = training_dataset(
         arrays, diverged, seeds, cfg, train, unit_dim="bit", unit_text="output bit i (row i of A)",
@@ -92,4 +103,35 @@ def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_d
         extra_attrs={"chance_loss": task_ds.attrs["chance_loss"], "loss_floor": task_ds.attrs["loss_floor"],
                      "eval_sequences": task_ds.sizes["sequence"]})
     write_netcdf(ds, results_path)
+    return ds
+
+
+def cached_cells(configs: list[dict], scratch: Path, prefix: str) -> list[xr.Dataset]:
+    """Train each linear-map configuration (a params dict with a `linear_map` section), or load
+    it from the cell cache in scratch/cells, keyed by the configuration and the code version."""
+    from emergence.config import config_hash
+
+    out = []
+    for config in configs:
+        section = config["linear_map"]
+        run_cfg = {k: section[k] for k in ("task", "model", "train", "bias")}
+        key = config_hash({"c": run_cfg, "code": code_version()})
+        cached = scratch / "cells" / f"{prefix}-{key}.nc"
+        if not cached.exists():
+            task_path = scratch / f"{prefix}-{key}-task.nc"
+            write_netcdf(build_task(section["task"]), task_path)
+            run_training(config, task_path, cached, None, scratch)
+            task_path.unlink()
+        out.append(read_netcdf(cached))
+    return out
+
+
+def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) -> xr.Dataset:
+    """Cells of one shape stacked along a new leading dimension, with each cell's config kept."""
+    configs = [json.loads(c.attrs["config"]) for c in cells]
+    keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "chance_loss", "eval_sequences")}
+    ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(values, dims=dim, name=dim),
+                   coords="minimal", compat="override", join="exact")
+    ds.attrs = {**attrs, "configs": json.dumps(configs, sort_keys=True),
+                "loss_floors": json.dumps([float(c.attrs["loss_floor"]) for c in cells]), **keep}
     return ds

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.config import config_hash, int_list
+from emergence.config import int_list
 
 SWEEP = "sparsity"
 NO_CELLS = "no cell of this row runs on this profile"
@@ -42,33 +42,16 @@ def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
 def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
     """Train (or load from the cell cache) every cell of a row that this profile runs."""
     from emergence.experiments import linear_map as lm_exp
-    from emergence.io import read_netcdf, write_netcdf
-    from emergence.provenance import code_version
 
     S = row["state_size"]
     sparsities = cells_for_profile(row, params["profile"])
     if not sparsities:
         return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
                                  "profile": params["profile"]})
-    cells = []
-    for s in sparsities:
-        config = cell_config(params, S, s)
-        run_cfg = {k: config["linear_map"][k] for k in ("task", "model", "train")}
-        cached = scratch / "cells" / f"{SWEEP}-S{S}-s{s}-{config_hash({'c': run_cfg, 'code': code_version()})}.nc"
-        if not cached.exists():
-            task_path = scratch / f"{SWEEP}-S{S}-s{s}-task.nc"
-            write_netcdf(lm_exp.build_task(config["linear_map"]["task"]), task_path)
-            lm_exp.run_training(config, task_path, cached, None, scratch)
-            task_path.unlink()
-        cells.append(read_netcdf(cached))
-    configs = [json.loads(c.attrs["config"]) for c in cells]
-    keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "chance_loss", "eval_sequences")}
-    ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(sparsities, dims="sparsity", name="sparsity"),
-                   coords="minimal", compat="override", join="exact")
-    ds.attrs = {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
-                "profile": params["profile"], "configs": json.dumps(configs, sort_keys=True),
-                "loss_floors": json.dumps([float(c.attrs["loss_floor"]) for c in cells]), **keep}
-    return ds
+    cells = lm_exp.cached_cells([cell_config(params, S, s) for s in sparsities], scratch, f"{SWEEP}-S{S}")
+    return lm_exp.stack_cells(cells, "sparsity", sparsities,
+                              {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
+                               "profile": params["profile"]})
 
 
 def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
