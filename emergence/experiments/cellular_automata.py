@@ -1,0 +1,96 @@
+"""The cellular-automata experiment: rule pool -> trained seeds -> results NetCDF.
+
+Mirrors experiments/linear_map.py on the shared runner; output units are the S cells of a
+state (each averaged over the T-1 predicted states). Stages and sweeps over S (with and
+without the attention bias) build on `build_task` and `run_training`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+import xarray as xr
+
+from emergence.config import int_list
+from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
+from emergence.hooks import ground_truth_bias
+from emergence.io import read_netcdf, write_netcdf
+from emergence.model import ModelConfig
+from emergence.provenance import code_version
+from emergence.tasks import cellular_automata as ca
+from emergence.train import Task
+
+
+def layout_of(task: dict) -> ca.Layout:
+    return ca.Layout(task["state_size"], task["n_states"], task["n_colours"], task["radius"], task["periodic"])
+
+
+def build_task(task: dict) -> xr.Dataset:
+    layout = layout_of(task)
+    rules = ca.sample_rules(task["n_rules"], layout, task["rule_seed"])
+    rng = np.random.default_rng([task["rule_seed"], 1])
+    n = task["eval_sequences"]
+    rule_of = rng.integers(0, task["n_rules"], size=n)
+    x0 = rng.integers(0, layout.n_colours, size=(n, layout.state_size))
+    tokens = ca.make_sequences(x0, rules[rule_of], layout)
+    T = layout.seq_len
+    return xr.Dataset(
+        {"rules": (("rule", "window_index"), rules.astype(np.int8),
+                   {"long_name": "lookup tables: next colour for each window (leftmost cell most significant)"}),
+         "eval_tokens": (("sequence", "position"), tokens.astype(np.int8)),
+         "eval_rule": (("sequence",), rule_of),
+         "ground_truth_pattern": (("query", "key"), ca.ground_truth_pattern(layout)),
+         "loss_weight": (("prediction",), ca.loss_weights(layout, task["loss_positions"]))},
+        coords={"rule": np.arange(task["n_rules"]), "window_index": np.arange(layout.table_size),
+                "sequence": np.arange(n), "position": np.arange(T), "query": np.arange(T), "key": np.arange(T),
+                "prediction": np.arange(T - 1)},
+        attrs={"task_params": json.dumps(task, sort_keys=True), "chance_loss": float(np.log(layout.n_colours)),
+               "code_version": code_version()})
+
+
+def task_tensors(task_ds: xr.Dataset, task: dict) -> Task:
+    layout = layout_of(task)
+    rules = torch.tensor(task_ds["rules"].values, dtype=torch.int64)
+    S, T = layout.state_size, layout.n_states
+    # unit i = cell i, over states 1..T-1 (predicted one position earlier)
+    positions = torch.tensor([[t * S + i - 1 for t in range(1, T)] for i in range(S)], dtype=torch.int64)
+    return Task(eval_tokens=torch.tensor(task_ds["eval_tokens"].values, dtype=torch.int64),
+                loss_weights=torch.tensor(task_ds["loss_weight"].values, dtype=torch.float32),
+                gt_pattern=torch.tensor(task_ds["ground_truth_pattern"].values, dtype=torch.float32),
+                output_positions=positions, n_output_tokens=layout.n_colours,
+                sampler=lambda batch, gen: ca.sample_batch(rules, batch, layout, gen))
+
+
+def model_config(model: dict, layout: ca.Layout) -> ModelConfig:
+    return ModelConfig(vocab_size=layout.vocab_size, seq_len=layout.seq_len, n_layer=model["n_layer"],
+                       d_model=model["d_model"], n_head=model["n_head"], d_mlp=model["d_mlp"], norm=model["norm"])
+
+
+def run_training(section: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
+                 scratch_root: Path) -> xr.Dataset:
+    """`section` holds task, model, train and bias (as linear_map's do)."""
+    task_params, train, bias = section["task"], section["train"], section["bias"]
+    task_ds = read_netcdf(task_path)
+    device = prepare_device(train)
+    task = task_tensors(task_ds, task_params).to(device)
+    cfg = model_config(section["model"], layout_of(task_params))
+    layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
+    heads = None if bias["heads"] == "all" else int_list(bias["heads"])
+    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, heads)
+    run_config = {"cellular_automata": {k: section[k] for k in ("task", "model", "train", "bias")}}
+    arrays, diverged, seeds = train_seeds(
+        task, cfg, train, scratch_root, "cellular_automata",
+        trajectory_key={"config": run_config, "rules": task_ds["rules"].values.tolist()},
+        checkpoint_dir=checkpoint_dir, device=device, train_hooks=hooks,
+        eval_hooks=hooks if bias["at_eval"] else {})
+    ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="cell",
+                          unit_text="cell i of a state (over the predicted states)", run_config=run_config,
+                          experiment="cellular_automata",
+                          extra_vars={"ground_truth_pattern": (("query", "key"),
+                                                               task_ds["ground_truth_pattern"].values)},
+                          extra_attrs={"chance_loss": task_ds.attrs["chance_loss"],
+                                       "eval_sequences": task_ds.sizes["sequence"]})
+    write_netcdf(ds, results_path)
+    return ds
