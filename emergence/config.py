@@ -121,6 +121,20 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.sparsity.grid.*.sparsities": Spec(str),
     "sweeps.sparsity.grid.*.default": Spec(str),
     "sweeps.sparsity.grid.*.smoke": Spec(str),
+    # Experiments 4 and 5: head count, head size, width and depth on the linear map.
+    "sweeps.architecture.state_size": _int(1, 4096),
+    "sweeps.architecture.sparsity": _int(1, 4096),
+    "sweeps.architecture.mlp_ratio": _int(0, 64),
+    "sweeps.architecture.n_seeds": _int(1, 4096),
+    "sweeps.architecture.steps": _int(1, 10_000_000),
+    "sweeps.architecture.batch_size": _int(1, 1_000_000),
+    "sweeps.architecture.eval_every": _int(1, 10_000_000),
+    "sweeps.architecture.eval_sequences": _int(1, 1_000_000),
+    "sweeps.architecture.cells.*.n_head": _int(1, 1024),
+    "sweeps.architecture.cells.*.d_head": _int(1, 1024),
+    "sweeps.architecture.cells.*.n_layer": _int(1, 64),
+    "sweeps.architecture.cells.*.families": Spec(str),
+    "sweeps.architecture.cells.*.profiles": Spec(str),
     # Experiment 3: attention-bias intervention on the linear map.
     "interventions.attention_bias.state_size": _int(1, 4096),
     "interventions.attention_bias.sparsity": _int(1, 4096),
@@ -157,6 +171,22 @@ def _check_sweeps(p: dict) -> None:
             extra = sorted(set(values) - set(grid))
             if extra:
                 raise ConfigError(f"{key}.{field}: must be a subset of {key}.sparsities, got extra {extra}")
+
+
+def _check_architecture(p: dict) -> None:
+    arch = p["sweeps"]["architecture"]
+    if arch["sparsity"] > arch["state_size"]:
+        raise ConfigError(f"sweeps.architecture.sparsity: must be <= state_size ({arch['state_size']}), "
+                          f"got {arch['sparsity']}")
+    families = {"heads", "width", "depth"}
+    for name, cell in arch["cells"].items():
+        key = f"sweeps.architecture.cells.{name}"
+        bad = set(cell["families"].split("+")) - families
+        if bad:
+            raise ConfigError(f"{key}.families: names joined by '+' from {sorted(families)}, got {cell['families']!r}")
+        bad = set(cell["profiles"].split("+")) - set(PROFILES)
+        if bad:
+            raise ConfigError(f"{key}.profiles: names joined by '+' from {list(PROFILES)}, got {cell['profiles']!r}")
 
 
 def _check_linear_map(p: dict) -> None:
@@ -201,7 +231,7 @@ def _check_interventions(p: dict) -> None:
         raise ConfigError(f"{key}.strengths: must include 0 (the control), got {b['strengths']!r}")
 
 
-CROSS_CHECKS = (_check_linear_map, _check_sweeps, _check_interventions)
+CROSS_CHECKS = (_check_linear_map, _check_sweeps, _check_architecture, _check_interventions)
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:

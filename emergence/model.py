@@ -225,3 +225,12 @@ class SeedTransformer(nn.Module):
             for (name, p), (_, q) in zip(out.named_parameters(), self.named_parameters()):
                 p.copy_(q[indices])
         return out
+
+
+def parameter_count(cfg: ModelConfig) -> int:
+    """Trainable parameters of one seed's model."""
+    d, V, T, L, m = cfg.d_model, cfg.vocab_size, cfg.seq_len, cfg.n_layer, cfg.d_mlp
+    norms = 2 * d if cfg.norm == "pre" else 0
+    attn = d * 3 * d + 3 * d + d * d + d
+    mlp = (d * m + m + m * d + d) if m > 0 else 0
+    return V * d + T * d + L * (attn + mlp + 2 * norms) + norms + d * V

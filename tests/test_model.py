@@ -146,3 +146,12 @@ def test_select_seeds_copies_weights(tiny_cfg):
     assert sub.seeds == (6, 4)
     tok = tokens_for(model)
     torch.testing.assert_close(sub(tok[[2, 0]]), model(tok)[[2, 0]])
+
+
+@pytest.mark.parametrize("norm, d_mlp", [("pre", 32), ("none", 0)])
+def test_parameter_count_matches_the_module(norm, d_mlp):
+    from emergence.model import parameter_count
+
+    cfg = ModelConfig(vocab_size=3, seq_len=7, n_layer=2, d_model=8, n_head=2, d_mlp=d_mlp, norm=norm)
+    model = SeedTransformer(cfg, [0])
+    assert parameter_count(cfg) == sum(p[0].numel() for p in model.parameters())
