@@ -46,9 +46,19 @@ def metrics_diff(root: Path, rev: str) -> pd.DataFrame:
         then = json.loads(then_text) if then_text else {}
         for key in sorted(set(now) | set(then)):
             a, b = then.get(key), now.get(key)
-            change = b - a if isinstance(a, (int, float)) and isinstance(b, (int, float)) else ""
-            rows.append((f"{Path(path).parent.name}: {key}", a, b, change))
+            change = _short(b - a) if isinstance(a, (int, float)) and isinstance(b, (int, float)) else ""
+            rows.append((f"{Path(path).parent.name}: {key}", _short(a) if key in then else "(absent)",
+                         _short(b) if key in now else "(absent)", change))
     return pd.DataFrame(rows, columns=["metric", "base", "this run", "change"])
+
+
+def _short(x):
+    """4 significant digits for floats (also inside lists); everything else unchanged."""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, list):
+        return "[" + ", ".join(str(_short(v)) for v in x) + "]"
+    return "n/a" if x is None else x
 
 
 def stage_timings(root: Path) -> pd.DataFrame:
