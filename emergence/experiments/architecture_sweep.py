@@ -8,7 +8,6 @@ them with the linear_map thresholds.
 """
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 from pathlib import Path
@@ -24,18 +23,14 @@ def runs_on(cell: dict, profile: str) -> bool:
 
 
 def cell_config(params: dict, cell: dict) -> dict:
+    from emergence.experiments.linear_map import with_budget
+
     sweep = params["sweeps"][SWEEP]
-    lm = copy.deepcopy(params["linear_map"])
+    config = with_budget(params, {"state_size": sweep["state_size"], "sparsity": sweep["sparsity"]}, sweep)
     d_model = cell["n_head"] * cell["d_head"]
-    lm["task"].update(state_size=sweep["state_size"], sparsity=sweep["sparsity"],
-                      eval_sequences=sweep["eval_sequences"])
-    lm["model"].update(n_layer=cell["n_layer"], n_head=cell["n_head"], d_model=d_model,
-                       d_mlp=sweep["mlp_ratio"] * d_model)
-    lm["train"].update(n_seeds=sweep["n_seeds"], steps=sweep["steps"], batch_size=sweep["batch_size"],
-                       eval_every=sweep["eval_every"],
-                       seeds_per_group=min(lm["train"]["seeds_per_group"], sweep["n_seeds"]),
-                       checkpoint_every=sweep["steps"], resume_every=max(1, sweep["steps"] // 4))
-    return {"profile": params["profile"], "linear_map": lm}
+    config["linear_map"]["model"].update(n_layer=cell["n_layer"], n_head=cell["n_head"], d_model=d_model,
+                                         d_mlp=sweep["mlp_ratio"] * d_model)
+    return config
 
 
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
@@ -58,34 +53,22 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
 
 def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
     """(cell, seed) Dataset: the shape of each cell, its parameter count and emergence statistics."""
-    from emergence.experiments.linear_map_analysis import analyse
+    from emergence.experiments.linear_map_analysis import analyse, cell_statistics
     from emergence.io import read_netcdf
     from emergence.model import ModelConfig, parameter_count
 
-    fields = ("final_output_loss", "final_accuracy", "plateau_end_step", "emergence_step", "solved_step")
-    flags = ("plateau_end_censored", "emergence_censored", "solved_censored")
-    files = sorted(cell_dir.glob("*.nc"))
-    names, shape, values, budgets, families = [], [], [], [], []
-    for f in files:
+    names, shape, analysed, families = [], [], [], []
+    for f in sorted(cell_dir.glob("*.nc")):
         ds = read_netcdf(f)
-        a = analyse(ds, analysis)
+        analysed.append(analyse(ds, analysis))
         cfg = ModelConfig(**json.loads(ds.attrs["model_config"]))
         names.append(ds.attrs["cell"])
         families.append(ds.attrs["families"])
         shape.append((cfg.n_head, cfg.d_head, cfg.n_layer, cfg.d_model, parameter_count(cfg)))
-        values.append({k: a[k].values for k in fields + flags})
-        budgets.append(int(a.attrs["budget_step"]))
-    n_seed = max([len(v["final_output_loss"]) for v in values] + [0])
-    data = {}
-    for k in fields + flags:
-        arr = np.full((len(names), n_seed), np.nan if k in fields else 1, dtype=float if k in fields else np.int8)
-        for i, v in enumerate(values):
-            arr[i, :len(v[k])] = v[k]
-        data[k] = (("cell", "seed"), arr)
+    data, n_seed = cell_statistics(analysed)
     shape_arr = np.array(shape, dtype=np.int64).reshape(-1, 5)
     for j, k in enumerate(("n_head", "d_head", "n_layer", "d_model", "n_params")):
         data[k] = (("cell",), shape_arr[:, j])
-    data["budget_step"] = (("cell",), np.array(budgets, dtype=np.int64))
     data["families"] = (("cell",), np.array(families, dtype=str))
     return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)},
                       attrs={"experiment": f"sweep:{SWEEP}", "analysis": json.dumps(analysis, sort_keys=True)})

@@ -6,7 +6,6 @@ bias stays on at evaluation, come from linear_map.bias. Runs are stacked along `
 """
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import xarray as xr
@@ -19,14 +18,12 @@ def strengths(params: dict) -> list[float]:
 
 
 def run_config(params: dict, strength: float) -> dict:
+    from emergence.experiments.linear_map import with_budget
+
     b = params["interventions"][NAME]
-    lm = copy.deepcopy(params["linear_map"])
-    lm["task"].update(state_size=b["state_size"], sparsity=b["sparsity"], eval_sequences=b["eval_sequences"])
-    lm["train"].update(n_seeds=b["n_seeds"], steps=b["steps"], batch_size=b["batch_size"], eval_every=b["eval_every"],
-                       seeds_per_group=min(lm["train"]["seeds_per_group"], b["n_seeds"]),
-                       checkpoint_every=b["steps"], resume_every=max(1, b["steps"] // 4))
-    lm["bias"]["strength"] = strength
-    return {"profile": params["profile"], "linear_map": lm}
+    config = with_budget(params, {"state_size": b["state_size"], "sparsity": b["sparsity"]}, b)
+    config["linear_map"]["bias"]["strength"] = strength
+    return config
 
 
 def run(params: dict, scratch: Path) -> xr.Dataset:

@@ -69,6 +69,20 @@ def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
                        d_mlp=model_params["d_mlp"], norm=model_params["norm"])
 
 
+def with_budget(params: dict, task: dict, budget: dict) -> dict:
+    """The linear_map parameters with a sweep's task overrides and training budget (n_seeds,
+    steps, batch_size, eval_every, eval_sequences); checkpoints only at the start and end."""
+    import copy
+
+    lm = copy.deepcopy(params["linear_map"])
+    lm["task"].update(task, eval_sequences=budget["eval_sequences"])
+    lm["train"].update(n_seeds=budget["n_seeds"], steps=budget["steps"], batch_size=budget["batch_size"],
+                       eval_every=budget["eval_every"],
+                       seeds_per_group=min(lm["train"]["seeds_per_group"], budget["n_seeds"]),
+                       checkpoint_every=budget["steps"], resume_every=max(1, budget["steps"] // 4))
+    return {"profile": params["profile"], "linear_map": lm}
+
+
 def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
     """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
     layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])

@@ -113,3 +113,23 @@ def plot_table(results: xr.Dataset) -> "list[dict]":
                      "accuracy_max": round(float(np.nanmax(acc[:, j])), 6),
                      "output_loss_mean": round(float(np.nanmean(loss[:, j])), 6)})
     return rows
+
+
+CELL_FIELDS = ("final_output_loss", "final_accuracy", "plateau_end_step", "emergence_step", "solved_step")
+CELL_FLAGS = ("plateau_end_censored", "emergence_censored", "solved_censored")
+
+
+def cell_statistics(analysed: list[xr.Dataset]) -> tuple[dict, int]:
+    """Per-seed statistics of several analysed cells as (cell, seed) arrays for a sweep summary.
+
+    Cells with fewer seeds are padded (NaN; censored flag 1). Returns (data_vars, n_seed)."""
+    n_seed = max([a.sizes["seed"] for a in analysed] + [0])
+    data = {}
+    for f in CELL_FIELDS + CELL_FLAGS:
+        is_flag = f in CELL_FLAGS
+        arr = np.full((len(analysed), n_seed), 1 if is_flag else np.nan, dtype=np.int8 if is_flag else float)
+        for i, a in enumerate(analysed):
+            arr[i, :a.sizes["seed"]] = a[f].values
+        data[f] = (("cell", "seed"), arr)
+    data["budget_step"] = (("cell",), np.array([int(a.attrs["budget_step"]) for a in analysed], dtype=np.int64))
+    return data, n_seed

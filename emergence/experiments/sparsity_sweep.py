@@ -10,7 +10,6 @@ retrains).
 """
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -29,14 +28,9 @@ def cells_for_profile(row: dict, profile: str) -> list[int]:
 
 def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
     """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
-    sweep = params["sweeps"][SWEEP]
-    lm = copy.deepcopy(params["linear_map"])
-    lm["task"].update(state_size=state_size, sparsity=sparsity, eval_sequences=sweep["eval_sequences"])
-    lm["train"].update(n_seeds=sweep["n_seeds"], steps=sweep["steps"], batch_size=sweep["batch_size"],
-                       eval_every=sweep["eval_every"],
-                       seeds_per_group=min(lm["train"]["seeds_per_group"], sweep["n_seeds"]),
-                       checkpoint_every=sweep["steps"], resume_every=max(1, sweep["steps"] // 4))
-    return {"profile": params["profile"], "linear_map": lm}
+    from emergence.experiments.linear_map import with_budget
+
+    return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, params["sweeps"][SWEEP])
 
 
 def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
@@ -56,12 +50,10 @@ def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset
 
 def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
     """One Dataset over (cell, seed): S, s, final loss, plateau end and emergence with censoring."""
-    from emergence.experiments.linear_map_analysis import analyse
+    from emergence.experiments.linear_map_analysis import analyse, cell_statistics
     from emergence.io import read_netcdf
 
-    fields = ("final_output_loss", "final_accuracy", "plateau_end_step", "emergence_step", "solved_step")
-    flags = ("plateau_end_censored", "emergence_censored", "solved_censored")
-    names, S_list, s_list, values, budgets = [], [], [], [], []
+    names, S_list, s_list, analysed = [], [], [], []
     for row_name in sorted(row_files):
         ds = read_netcdf(row_files[row_name])
         if ds.attrs.get("status") != "ran":
@@ -69,23 +61,14 @@ def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
         for i, s in enumerate(ds["sparsity"].values):
             cell = ds.isel(sparsity=i).drop_vars("sparsity")
             cell.attrs = dict(ds.attrs, config=json.dumps(json.loads(ds.attrs["configs"])[i]))
-            a = analyse(cell, analysis)
+            analysed.append(analyse(cell, analysis))
             names.append(f"S{int(ds.attrs['state_size']):02d}_s{int(s):02d}")
             S_list.append(int(ds.attrs["state_size"]))
             s_list.append(int(s))
-            values.append({f: a[f].values for f in fields + flags})
-            budgets.append(int(a.attrs["budget_step"]))
-    n_seed = max([len(v["final_output_loss"]) for v in values] + [0])
-    data = {}
-    for f in fields + flags:
-        arr = np.full((len(names), n_seed), np.nan if f in fields else 1, dtype=float if f in fields else np.int8)
-        for i, v in enumerate(values):
-            arr[i, :len(v[f])] = v[f]
-        data[f] = (("cell", "seed"), arr)
+    data, n_seed = cell_statistics(analysed)
     S_arr, s_arr = np.array(S_list, dtype=np.int64), np.array(s_list, dtype=np.int64)
     data.update({"state_size": (("cell",), S_arr), "sparsity": (("cell",), s_arr),
-                 "density": (("cell",), s_arr / np.maximum(S_arr, 1)),
-                 "budget_step": (("cell",), np.array(budgets, dtype=np.int64))})
+                 "density": (("cell",), s_arr / np.maximum(S_arr, 1))})
     return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)},
                       attrs={"experiment": f"sweep:{SWEEP}", "analysis": json.dumps(analysis, sort_keys=True),
                              "chance_loss": float(np.log(2.0))})
