@@ -214,10 +214,6 @@ class SeedTransformer(nn.Module):
         logits = self.forward(tokens, combined)
         return logits, cache
 
-    def seed_state(self, index: int) -> dict[str, torch.Tensor]:
-        """The parameters of one seed, without the seed axis."""
-        return {name: p[index].detach().clone() for name, p in self.named_parameters()}
-
     def select_seeds(self, indices: list[int]) -> "SeedTransformer":
         """A new model holding copies of the given seeds (by position)."""
         out = SeedTransformer(self.cfg, [self.seeds[i] for i in indices]).to(self.wte.device)

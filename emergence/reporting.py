@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown
 
@@ -31,6 +30,3 @@ def table(df: pd.DataFrame, index: bool = True, floatfmt: str = ".3g") -> Markdo
     """A pipe table (survives into both HTML and the typst PDF)."""
     return Markdown(df.to_markdown(index=index, floatfmt=floatfmt))
 
-
-def censored_marker_positions(times: np.ndarray, censored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(times)[~np.asarray(censored, bool)], np.asarray(times)[np.asarray(censored, bool)]
