@@ -174,3 +174,13 @@ def logrank_test(times_a: np.ndarray, censored_a: np.ndarray, times_b: np.ndarra
         return 0.0, 1.0
     z = o_minus_e / np.sqrt(var)
     return float(z), float(norm.sf(z))
+
+
+def pooled_z(zs: list[float]) -> tuple[float, float]:
+    """Stouffer's pooled z of independent one-sided tests (strata) and its one-sided p."""
+    from scipy.stats import norm
+
+    if not zs:
+        return 0.0, 1.0
+    z = float(np.sum(zs) / np.sqrt(len(zs)))
+    return z, float(norm.sf(z))

@@ -67,6 +67,47 @@ def _choice(*choices):
     return Spec((str, bool), choices=choices)
 
 
+# Keys every synthetic task's section shares (linear_map, cellular_automata).
+MODEL_TRAIN_BIAS: dict[str, Spec] = {
+    "model.n_layer": _int(1, 64),
+    "model.d_model": _int(1, 8192),
+    "model.n_head": _int(1, 1024),
+    "model.d_mlp": _int(0, 65536),
+    "model.norm": _choice("pre", "none"),
+    "model.positional": _choice("learned"),
+    "train.n_seeds": _int(1, 4096),
+    "train.first_seed": _int(0, 2**31 - 1),
+    "train.seeds_per_group": _int(1, 4096),
+    "train.steps": _int(1, 10_000_000),
+    "train.batch_size": _int(1, 1_000_000),
+    "train.lr": _float(0.0, 10.0),
+    "train.beta1": _float(0.0, 1.0),
+    "train.beta2": _float(0.0, 1.0),
+    "train.weight_decay": _float(0.0, 10.0),
+    "train.warmup_steps": _int(0, 10_000_000),
+    "train.grad_clip": _float(0.0, 1e6),
+    "train.eval_every": _int(1, 10_000_000),
+    "train.checkpoint_log_until": _int(0, 10_000_000),
+    "train.checkpoint_every": _int(1, 10_000_000),
+    "train.resume_every": _int(1, 10_000_000),
+    "train.divergence_loss": _float(0.0, None),
+    "train.device": _choice("auto", "cpu", "cuda"),
+    "train.threads": _int(0, 1024),
+    "bias.strength": _float(-1e4, 1e4),
+    "bias.layers": Spec(str),
+    "bias.heads": Spec(str),
+    "bias.at_eval": Spec(bool),
+}
+ANALYSIS: dict[str, Spec] = {
+    "analysis.plateau_threshold": _float(0.0, 1.0),
+    "analysis.emergence_threshold": _float(0.0, 1.0),
+    "analysis.solved_threshold": _float(0.0, 1.0),
+    "analysis.smoothing_window": _int(1, 1001),
+    "analysis.abrupt_ratio": _float(0.0, 10.0),
+    "analysis.coincidence_evals": _float(0.0, 1000.0),
+    "analysis.alpha": _float(0.0, 1.0),
+}
+
 SCHEMA: dict[str, Spec] = {
     "profile": Spec(str, choices=PROFILES),
     "linear_map.task.state_size": _int(1, 4096),
@@ -76,41 +117,17 @@ SCHEMA: dict[str, Spec] = {
     "linear_map.task.separator": Spec(bool),
     "linear_map.task.loss_positions": _choice("all", "output"),
     "linear_map.task.eval_sequences": _int(1, 1_000_000),
-    "linear_map.model.n_layer": _int(1, 64),
-    "linear_map.model.d_model": _int(1, 8192),
-    "linear_map.model.n_head": _int(1, 1024),
-    "linear_map.model.d_mlp": _int(0, 65536),
-    "linear_map.model.norm": _choice("pre", "none"),
-    "linear_map.model.positional": _choice("learned"),
-    "linear_map.train.n_seeds": _int(1, 4096),
-    "linear_map.train.first_seed": _int(0, 2**31 - 1),
-    "linear_map.train.seeds_per_group": _int(1, 4096),
-    "linear_map.train.steps": _int(1, 10_000_000),
-    "linear_map.train.batch_size": _int(1, 1_000_000),
-    "linear_map.train.lr": _float(0.0, 10.0),
-    "linear_map.train.beta1": _float(0.0, 1.0),
-    "linear_map.train.beta2": _float(0.0, 1.0),
-    "linear_map.train.weight_decay": _float(0.0, 10.0),
-    "linear_map.train.warmup_steps": _int(0, 10_000_000),
-    "linear_map.train.grad_clip": _float(0.0, 1e6),
-    "linear_map.train.eval_every": _int(1, 10_000_000),
-    "linear_map.train.checkpoint_log_until": _int(0, 10_000_000),
-    "linear_map.train.checkpoint_every": _int(1, 10_000_000),
-    "linear_map.train.resume_every": _int(1, 10_000_000),
-    "linear_map.train.divergence_loss": _float(0.0, None),
-    "linear_map.train.device": _choice("auto", "cpu", "cuda"),
-    "linear_map.train.threads": _int(0, 1024),
-    "linear_map.bias.strength": _float(-1e4, 1e4),
-    "linear_map.bias.layers": Spec(str),
-    "linear_map.bias.heads": Spec(str),
-    "linear_map.bias.at_eval": Spec(bool),
-    "linear_map.analysis.plateau_threshold": _float(0.0, 1.0),
-    "linear_map.analysis.emergence_threshold": _float(0.0, 1.0),
-    "linear_map.analysis.solved_threshold": _float(0.0, 1.0),
-    "linear_map.analysis.smoothing_window": _int(1, 1001),
-    "linear_map.analysis.abrupt_ratio": _float(0.0, 10.0),
-    "linear_map.analysis.coincidence_evals": _float(0.0, 1000.0),
-    "linear_map.analysis.alpha": _float(0.0, 1.0),
+    **{f"linear_map.{k}": v for k, v in {**MODEL_TRAIN_BIAS, **ANALYSIS}.items()},
+    "cellular_automata.task.state_size": _int(1, 4096),
+    "cellular_automata.task.n_states": _int(2, 4096),
+    "cellular_automata.task.n_colours": _int(2, 64),
+    "cellular_automata.task.radius": _int(0, 16),
+    "cellular_automata.task.periodic": Spec(bool),
+    "cellular_automata.task.n_rules": _int(1, 1_000_000),
+    "cellular_automata.task.rule_seed": _int(0, 2**31 - 1),
+    "cellular_automata.task.loss_positions": _choice("all", "predictable"),
+    "cellular_automata.task.eval_sequences": _int(1, 1_000_000),
+    **{f"cellular_automata.{k}": v for k, v in {**MODEL_TRAIN_BIAS, **ANALYSIS}.items()},
     # Experiment 1: linear map, sparsity x state size (cells run as separate DVC stages).
     "sweeps.sparsity.n_seeds": _int(1, 4096),
     "sweeps.sparsity.steps": _int(1, 10_000_000),
@@ -135,6 +152,27 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.architecture.cells.*.n_layer": _int(1, 64),
     "sweeps.architecture.cells.*.families": Spec(str),
     "sweeps.architecture.cells.*.profiles": Spec(str),
+    # Experiments 2 and 3 on the cellular automata: state size, with and without the bias.
+    "sweeps.ca_state_size.state_sizes": Spec(str),
+    "sweeps.ca_state_size.strengths": Spec(str),
+    "sweeps.ca_state_size.batch_tokens": _int(1, 100_000_000),
+    "sweeps.ca_state_size.n_seeds": _int(1, 4096),
+    "sweeps.ca_state_size.steps": _int(1, 10_000_000),
+    "sweeps.ca_state_size.eval_every": _int(1, 10_000_000),
+    "sweeps.ca_state_size.eval_sequences": _int(1, 1_000_000),
+    # Experiments 4 and 5 on the cellular automata.
+    "sweeps.ca_architecture.state_size": _int(1, 4096),
+    "sweeps.ca_architecture.mlp_ratio": _int(0, 64),
+    "sweeps.ca_architecture.n_seeds": _int(1, 4096),
+    "sweeps.ca_architecture.steps": _int(1, 10_000_000),
+    "sweeps.ca_architecture.batch_size": _int(1, 1_000_000),
+    "sweeps.ca_architecture.eval_every": _int(1, 10_000_000),
+    "sweeps.ca_architecture.eval_sequences": _int(1, 1_000_000),
+    "sweeps.ca_architecture.cells.*.n_head": _int(1, 1024),
+    "sweeps.ca_architecture.cells.*.d_head": _int(1, 1024),
+    "sweeps.ca_architecture.cells.*.n_layer": _int(1, 64),
+    "sweeps.ca_architecture.cells.*.families": Spec(str),
+    "sweeps.ca_architecture.cells.*.profiles": Spec(str),
     # Experiment 3: attention-bias intervention on the linear map.
     "interventions.attention_bias.state_size": _int(1, 4096),
     "interventions.attention_bias.sparsity": _int(1, 4096),
@@ -173,14 +211,10 @@ def _check_sweeps(p: dict) -> None:
                 raise ConfigError(f"{key}.{field}: must be a subset of {key}.sparsities, got extra {extra}")
 
 
-def _check_architecture(p: dict) -> None:
-    arch = p["sweeps"]["architecture"]
-    if arch["sparsity"] > arch["state_size"]:
-        raise ConfigError(f"sweeps.architecture.sparsity: must be <= state_size ({arch['state_size']}), "
-                          f"got {arch['sparsity']}")
+def _check_cells(sweep: str, cells: dict) -> None:
     families = {"heads", "width", "depth"}
-    for name, cell in arch["cells"].items():
-        key = f"sweeps.architecture.cells.{name}"
+    for name, cell in cells.items():
+        key = f"sweeps.{sweep}.cells.{name}"
         bad = set(cell["families"].split("+")) - families
         if bad:
             raise ConfigError(f"{key}.families: names joined by '+' from {sorted(families)}, got {cell['families']!r}")
@@ -189,31 +223,74 @@ def _check_architecture(p: dict) -> None:
             raise ConfigError(f"{key}.profiles: names joined by '+' from {list(PROFILES)}, got {cell['profiles']!r}")
 
 
-def _check_linear_map(p: dict) -> None:
-    task, model, train, ana = (p["linear_map"][k] for k in ("task", "model", "train", "analysis"))
-    S, s = task["state_size"], task["sparsity"]
-    if s > S:
-        raise ConfigError(f"linear_map.task.sparsity: must be <= linear_map.task.state_size ({S}), got {s}")
+def _check_architecture(p: dict) -> None:
+    arch = p["sweeps"]["architecture"]
+    if arch["sparsity"] > arch["state_size"]:
+        raise ConfigError(f"sweeps.architecture.sparsity: must be <= state_size ({arch['state_size']}), "
+                          f"got {arch['sparsity']}")
+    _check_cells("architecture", arch["cells"])
+    _check_cells("ca_architecture", p["sweeps"]["ca_architecture"]["cells"])
+
+
+def _check_task_section(p: dict, name: str) -> None:
+    """Model, bias, train and analysis rules every synthetic task's section obeys."""
+    model, train, ana = (p[name][k] for k in ("model", "train", "analysis"))
     if model["d_model"] % model["n_head"]:
         raise ConfigError(
-            f"linear_map.model.n_head: must divide linear_map.model.d_model ({model['d_model']}), got {model['n_head']}")
+            f"{name}.model.n_head: must divide {name}.model.d_model ({model['d_model']}), got {model['n_head']}")
     for field, limit in (("layers", model["n_layer"]), ("heads", model["n_head"])):
-        value = p["linear_map"]["bias"][field]
+        value = p[name]["bias"][field]
         if value != "all":
             try:
                 idx = int_list(value)
             except ValueError:
-                raise ConfigError(f"linear_map.bias.{field}: 'all' or space-separated integers, got {value!r}") from None
+                raise ConfigError(f"{name}.bias.{field}: 'all' or space-separated integers, got {value!r}") from None
             if not idx or any(not 0 <= i < limit for i in idx):
-                raise ConfigError(f"linear_map.bias.{field}: indices must be in [0, {limit - 1}], got {value!r}")
+                raise ConfigError(f"{name}.bias.{field}: indices must be in [0, {limit - 1}], got {value!r}")
     if train["seeds_per_group"] > train["n_seeds"]:
         raise ConfigError(
-            f"linear_map.train.seeds_per_group: must be <= linear_map.train.n_seeds ({train['n_seeds']}), "
+            f"{name}.train.seeds_per_group: must be <= {name}.train.n_seeds ({train['n_seeds']}), "
             f"got {train['seeds_per_group']}")
     if not ana["plateau_threshold"] <= ana["emergence_threshold"] <= ana["solved_threshold"]:
         raise ConfigError(
-            "linear_map.analysis.emergence_threshold: need plateau_threshold <= emergence_threshold <= "
+            f"{name}.analysis.emergence_threshold: need plateau_threshold <= emergence_threshold <= "
             f"solved_threshold, got {ana['plateau_threshold']}, {ana['emergence_threshold']}, {ana['solved_threshold']}")
+
+
+def _check_linear_map(p: dict) -> None:
+    task = p["linear_map"]["task"]
+    S, s = task["state_size"], task["sparsity"]
+    if s > S:
+        raise ConfigError(f"linear_map.task.sparsity: must be <= linear_map.task.state_size ({S}), got {s}")
+    _check_task_section(p, "linear_map")
+
+
+def _check_cellular_automata(p: dict) -> None:
+    task = p["cellular_automata"]["task"]
+    if 2 * task["radius"] + 1 > task["state_size"]:
+        raise ConfigError(f"cellular_automata.task.radius: the window 2r+1 must fit in state_size "
+                          f"({task['state_size']}), got r = {task['radius']}")
+    if task["n_colours"] ** (2 * task["radius"] + 1) > 10**7:
+        raise ConfigError(f"cellular_automata.task.radius: lookup tables of n_colours^(2r+1) entries must stay "
+                          f"below 10^7, got {task['n_colours']}^{2 * task['radius'] + 1}")
+    _check_task_section(p, "cellular_automata")
+    sweep = p["sweeps"]["ca_state_size"]
+    key = "sweeps.ca_state_size"
+    try:
+        sizes = int_list(sweep["state_sizes"])
+        strengths = [float(x) for x in sweep["strengths"].split()]
+    except ValueError:
+        raise ConfigError(f"{key}.state_sizes / strengths: space-separated numbers, got "
+                          f"{sweep['state_sizes']!r} / {sweep['strengths']!r}") from None
+    small = [S for S in sizes if S < 2 * task["radius"] + 1]
+    if small:
+        raise ConfigError(f"{key}.state_sizes: each must be >= the window 2r+1 = {2 * task['radius'] + 1}, got {small}")
+    if sizes != sorted(set(sizes)) or not sizes:
+        raise ConfigError(f"{key}.state_sizes: distinct, increasing, at least one, got {sweep['state_sizes']!r}")
+    if 0.0 not in strengths:
+        raise ConfigError(f"{key}.strengths: must include 0 (the control), got {sweep['strengths']!r}")
+    if 2 * task["radius"] + 1 > p["sweeps"]["ca_architecture"]["state_size"]:
+        raise ConfigError(f"sweeps.ca_architecture.state_size: must be >= the window 2r+1 = {2 * task['radius'] + 1}")
 
 
 WILDCARD_KEYS = tuple(k for k in SCHEMA if "*" in k)
@@ -231,7 +308,8 @@ def _check_interventions(p: dict) -> None:
         raise ConfigError(f"{key}.strengths: must include 0 (the control), got {b['strengths']!r}")
 
 
-CROSS_CHECKS = (_check_linear_map, _check_sweeps, _check_architecture, _check_interventions)
+CROSS_CHECKS = (_check_linear_map, _check_cellular_automata, _check_sweeps, _check_architecture,
+                _check_interventions)
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:

@@ -9,8 +9,7 @@ import torch
 
 def attention_entropy(pattern: torch.Tensor) -> torch.Tensor:
     """Shannon entropy (nats) of each attention row: [..., T_k] -> [...]; 0 log 0 = 0."""
-    p = pattern.clamp_min(0)
-    return -(torch.where(p > 0, p * p.log(), torch.zeros_like(p))).sum(-1)
+    return torch.special.entr(pattern.clamp_min(0)).sum(-1)
 
 
 def parent_mass(rows: torch.Tensor, parents: torch.Tensor) -> torch.Tensor:

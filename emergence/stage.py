@@ -18,6 +18,7 @@ from typing import Iterator
 
 import yaml
 
+from emergence.allocator import keep_freed_memory
 from emergence.config import REPO_ROOT, ConfigError, load_params
 from emergence.io import write_json
 
@@ -65,6 +66,7 @@ def stage_run(stage: str, root: Path = REPO_ROOT, timing_name: str | None = None
         params = stage_params(stage, root)
     except ConfigError as err:
         sys.exit(f"[{stage}] invalid parameters: {err}")
+    keep_freed_memory()
     start = time.perf_counter()
     yield params
     name = timing_name or stage

@@ -18,11 +18,17 @@ import torch
 from tqdm.auto import tqdm
 
 from emergence import metrics
-from emergence.hooks import Hook, compose, pattern_name, record
+from emergence.hooks import Hook, compose, pattern_name
 from emergence.io import atomic_path, torch_save
 from emergence.model import ModelConfig, SeedTransformer
 
-EVAL_CHUNK = 128  # evaluation sequences per forward pass (bounds memory of recorded patterns)
+# Evaluation sequences per forward pass: at most 128, fewer for long sequences so one layer's
+# attention patterns (seeds x sequences x heads x T x T) stay under this many elements.
+EVAL_CHUNK = 128
+EVAL_PATTERN_ELEMENTS = 2**26
+# Stored attention maps keep the first MAX_MAP_LEN query and key positions (the whole map for
+# the linear map and small automata; a full map at the paper's S = 512 would be ~GBs a checkpoint).
+MAX_MAP_LEN = 256
 # Fault injection for the resume tests: raise after this many completed steps of a group.
 FAULT_ENV = "EMERGENCE_FAULT_AFTER_STEP"
 
@@ -118,7 +124,7 @@ class Recorder:
             "bit_accuracy": nan(n_seeds, n_eval, S),
             "attention_entropy": nan(n_seeds, n_eval, L, H, S),
             "parent_mass": nan(n_seeds, n_eval, L, H, S),
-            "attention_map": nan(n_seeds, n_ckpt, L, H, T, T),
+            "attention_map": nan(n_seeds, n_ckpt, L, H, min(T, MAX_MAP_LEN), min(T, MAX_MAP_LEN)),
             "train_loss": nan(n_seeds, n_steps),
         }
         self.diverged_step = np.full(n_seeds, -1, dtype=np.int64)
@@ -148,12 +154,22 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
     def per_unit(x: torch.Tensor) -> torch.Tensor:  # [..., G*K] -> [..., G] (mean over the unit's positions)
         return x.reshape(*x.shape[:-1], G, K).mean(-1)
 
-    for start in range(0, n_total, EVAL_CHUNK):
-        tokens = task.eval_tokens[start:start + EVAL_CHUNK]
+    T, M = task.seq_len, min(task.seq_len, MAX_MAP_LEN)
+    chunk = max(1, min(EVAL_CHUNK, EVAL_PATTERN_ELEMENTS // (E * cfg.n_head * T * T)))
+    for start in range(0, n_total, chunk):
+        tokens = task.eval_tokens[start:start + chunk]
         n = tokens.shape[0]
         tokens = tokens.unsqueeze(0).expand(E, -1, -1)
-        cache: dict[str, torch.Tensor] = {}
-        hooks = compose(extra_hooks or {}, {pattern_name(l): record(cache) for l in range(cfg.n_layer)})
+        per_layer: dict[str, list] = {"attention_entropy": [], "parent_mass": [], "attention_map": []}
+
+        def attention_metrics(pattern: torch.Tensor, name: str) -> None:  # [E, n, H, T, T], layers in order
+            rows = pattern[..., pred, :]                                  # [E, n, H, G*K, T]
+            per_layer["attention_entropy"].append(per_unit(metrics.attention_entropy(rows)).sum(1))
+            per_layer["parent_mass"].append(per_unit(metrics.parent_mass(rows, parents)).sum(1))
+            if want_maps:
+                per_layer["attention_map"].append(pattern[..., :M, :M].sum(1))
+
+        hooks = compose(extra_hooks or {}, {pattern_name(l): attention_metrics for l in range(cfg.n_layer)})
         logits = model(tokens, hooks)
         logp = metrics.next_token_log_probs(logits, tokens)           # [E, n, T-1]
         add("loss", metrics.weighted_mean_loss(logp, task.loss_weights) * n)
@@ -162,12 +178,9 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
         add("bit_accuracy", per_unit(bits["correct"].float()).sum(1))
         add("exact_match", bits["correct"].all(-1).float().sum(1))
         add("p_correct", bits["p"].mean(-1).sum(1))
-        patterns = torch.stack([cache[pattern_name(l)] for l in range(cfg.n_layer)], dim=2)  # [E, n, L, H, T, T]
-        rows = patterns[..., pred, :]                                   # [E, n, L, H, G*K, T]
-        add("attention_entropy", per_unit(metrics.attention_entropy(rows)).sum(1))
-        add("parent_mass", per_unit(metrics.parent_mass(rows, parents)).sum(1))
-        if want_maps:
-            add("attention_map", patterns.sum(1))
+        for name, layers in per_layer.items():
+            if layers:
+                add(name, torch.stack(layers, dim=1))                     # [E, L, H, ...]
     out = {k: (v / n_total).cpu().numpy() for k, v in sums.items()}
     out["output_loss"] = out["bit_loss"].mean(-1)
     out["accuracy"] = out["bit_accuracy"].mean(-1)
@@ -207,7 +220,7 @@ def train_step(model: SeedTransformer, opt: torch.optim.Optimizer, tokens: torch
 
 def make_optimizer(model: SeedTransformer, train: dict) -> torch.optim.Optimizer:
     return torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
-                             weight_decay=train["weight_decay"], foreach=True)
+                             weight_decay=train["weight_decay"], fused=True)
 
 
 def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dict, scratch: Path,

@@ -1,10 +1,11 @@
-"""Experiments 4 and 5 (claims 6, 7): heads, head size, width and depth on the linear map.
+"""Experiments 4 and 5 (claims 6, 7): heads, head size, width and depth, on either task.
 
-Each cell of `sweeps.architecture.cells` is a model shape (n_head, d_head, n_layer) with
+Each cell of `sweeps.<sweep>.cells` is a model shape (n_head, d_head, n_layer) with
 d_model = n_head * d_head and d_mlp = mlp_ratio * d_model; task, optimiser and budget come
-from the sweep and linear_map sections. One stage trains the cells this profile runs (from
-the cell cache where unchanged) and writes one NetCDF per cell; the summary stage analyses
-them with the linear_map thresholds.
+from the sweep and the task's section (`architecture` runs the linear map, `ca_architecture`
+the cellular automata). One stage per sweep trains the cells this profile runs (from the
+cell cache where unchanged) and writes one NetCDF per cell; the summary stage analyses them
+with the task's thresholds.
 """
 from __future__ import annotations
 
@@ -15,35 +16,41 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-SWEEP = "architecture"
+SWEEPS = {"architecture": "linear_map", "ca_architecture": "cellular_automata"}
 
 
 def runs_on(cell: dict, profile: str) -> bool:
     return profile in cell["profiles"].split("+")
 
 
-def cell_config(params: dict, cell: dict) -> dict:
-    from emergence.experiments.linear_map import with_budget
+def task_overrides(sweep_name: str, sweep: dict) -> dict:
+    if SWEEPS[sweep_name] == "linear_map":
+        return {"state_size": sweep["state_size"], "sparsity": sweep["sparsity"]}
+    return {"state_size": sweep["state_size"]}
 
-    sweep = params["sweeps"][SWEEP]
-    config = with_budget(params, {"state_size": sweep["state_size"], "sparsity": sweep["sparsity"]}, sweep)
+
+def cell_config(params: dict, cell: dict, sweep_name: str = "architecture") -> dict:
+    from emergence.experiments.cells import with_budget
+
+    sweep, task = params["sweeps"][sweep_name], SWEEPS[sweep_name]
+    config = with_budget(params, task_overrides(sweep_name, sweep), sweep, task)
     d_model = cell["n_head"] * cell["d_head"]
-    config["linear_map"]["model"].update(n_layer=cell["n_layer"], n_head=cell["n_head"], d_model=d_model,
-                                         d_mlp=sweep["mlp_ratio"] * d_model)
+    config[task]["model"].update(n_layer=cell["n_layer"], n_head=cell["n_head"], d_model=d_model,
+                                 d_mlp=sweep["mlp_ratio"] * d_model)
     return config
 
 
-def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
+def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:
     """Train (or load) every cell this profile runs; write out_dir/<cell>.nc atomically as a folder."""
-    from emergence.experiments import linear_map as lm_exp
+    from emergence.experiments.cells import cached_cells
     from emergence.io import write_netcdf
 
-    cells = {name: c for name, c in params["sweeps"][SWEEP]["cells"].items() if runs_on(c, params["profile"])}
+    cells = {name: c for name, c in params["sweeps"][sweep_name]["cells"].items() if runs_on(c, params["profile"])}
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     for name, cell in sorted(cells.items()):
-        (ds,) = lm_exp.cached_cells([cell_config(params, cell)], scratch, f"{SWEEP}-{name}")
+        (ds,) = cached_cells([cell_config(params, cell, sweep_name)], scratch, f"{sweep_name}-{name}")
         ds.attrs.update(cell=name, families=cell["families"])
         write_netcdf(ds, tmp / f"{name}.nc")
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -51,7 +58,7 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     return sorted(cells)
 
 
-def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
+def summarize(cell_dir: Path, analysis: dict, sweep_name: str = "architecture") -> xr.Dataset:
     """(cell, seed) Dataset: the shape of each cell, its parameter count and emergence statistics."""
     from emergence.experiments.linear_map_analysis import analyse, cell_statistics
     from emergence.io import read_netcdf
@@ -71,4 +78,4 @@ def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
         data[k] = (("cell",), shape_arr[:, j])
     data["families"] = (("cell",), np.array(families, dtype=str))
     return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)},
-                      attrs={"experiment": f"sweep:{SWEEP}", "analysis": json.dumps(analysis, sort_keys=True)})
+                      attrs={"experiment": f"sweep:{sweep_name}", "task": SWEEPS[sweep_name], "analysis": json.dumps(analysis, sort_keys=True)})

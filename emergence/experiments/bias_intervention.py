@@ -18,7 +18,7 @@ def strengths(params: dict) -> list[float]:
 
 
 def run_config(params: dict, strength: float) -> dict:
-    from emergence.experiments.linear_map import with_budget
+    from emergence.experiments.cells import with_budget
 
     b = params["interventions"][NAME]
     config = with_budget(params, {"state_size": b["state_size"], "sparsity": b["sparsity"]}, b)
@@ -27,11 +27,11 @@ def run_config(params: dict, strength: float) -> dict:
 
 
 def run(params: dict, scratch: Path) -> xr.Dataset:
-    from emergence.experiments import linear_map as lm_exp
+    from emergence.experiments.cells import cached_cells, stack_cells
 
     values = strengths(params)
-    cells = lm_exp.cached_cells([run_config(params, c) for c in values], scratch, NAME)
+    cells = cached_cells([run_config(params, c) for c in values], scratch, NAME)
     b = params["interventions"][NAME]
-    return lm_exp.stack_cells(cells, "strength", values,
+    return stack_cells(cells, "strength", values,
                               {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
                                "sparsity": b["sparsity"], "profile": params["profile"]})

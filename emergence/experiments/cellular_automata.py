@@ -13,9 +13,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.config import int_list
 from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
-from emergence.hooks import ground_truth_bias
 from emergence.io import read_netcdf, write_netcdf
 from emergence.model import ModelConfig
 from emergence.provenance import code_version
@@ -68,29 +66,30 @@ def model_config(model: dict, layout: ca.Layout) -> ModelConfig:
                        d_model=model["d_model"], n_head=model["n_head"], d_mlp=model["d_mlp"], norm=model["norm"])
 
 
-def run_training(section: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
+def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
                  scratch_root: Path) -> xr.Dataset:
-    """`section` holds task, model, train and bias (as linear_map's do)."""
-    task_params, train, bias = section["task"], section["train"], section["bias"]
+    """As experiments.linear_map.run_training, for a params dict with a `cellular_automata` section."""
+    from emergence.experiments.linear_map import bias_hooks
+
+    section = params["cellular_automata"]
+    task_params, train = section["task"], section["train"]
     task_ds = read_netcdf(task_path)
     device = prepare_device(train)
     task = task_tensors(task_ds, task_params).to(device)
     cfg = model_config(section["model"], layout_of(task_params))
-    layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
-    heads = None if bias["heads"] == "all" else int_list(bias["heads"])
-    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, heads)
+    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
     run_config = {"cellular_automata": {k: section[k] for k in ("task", "model", "train", "bias")}}
     arrays, diverged, seeds = train_seeds(
         task, cfg, train, scratch_root, "cellular_automata",
         trajectory_key={"config": run_config, "rules": task_ds["rules"].values.tolist()},
-        checkpoint_dir=checkpoint_dir, device=device, train_hooks=hooks,
-        eval_hooks=hooks if bias["at_eval"] else {})
+        checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
     ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="cell",
                           unit_text="cell i of a state (over the predicted states)", run_config=run_config,
                           experiment="cellular_automata",
                           extra_vars={"ground_truth_pattern": (("query", "key"),
                                                                task_ds["ground_truth_pattern"].values)},
                           extra_attrs={"chance_loss": task_ds.attrs["chance_loss"],
+                                       "chance_accuracy": 1.0 / task_params["n_colours"],
                                        "eval_sequences": task_ds.sizes["sequence"]})
     write_netcdf(ds, results_path)
     return ds

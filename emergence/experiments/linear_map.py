@@ -69,20 +69,6 @@ def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
                        d_mlp=model_params["d_mlp"], norm=model_params["norm"])
 
 
-def with_budget(params: dict, task: dict, budget: dict) -> dict:
-    """The linear_map parameters with a sweep's task overrides and training budget (n_seeds,
-    steps, batch_size, eval_every, eval_sequences); checkpoints only at the start and end."""
-    import copy
-
-    lm = copy.deepcopy(params["linear_map"])
-    lm["task"].update(task, eval_sequences=budget["eval_sequences"])
-    lm["train"].update(n_seeds=budget["n_seeds"], steps=budget["steps"], batch_size=budget["batch_size"],
-                       eval_every=budget["eval_every"],
-                       seeds_per_group=min(lm["train"]["seeds_per_group"], budget["n_seeds"]),
-                       checkpoint_every=budget["steps"], resume_every=max(1, budget["steps"] // 4))
-    return {"profile": params["profile"], "linear_map": lm}
-
-
 def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
     """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
     layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
@@ -117,35 +103,4 @@ def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_d
         extra_attrs={"chance_loss": task_ds.attrs["chance_loss"], "loss_floor": task_ds.attrs["loss_floor"],
                      "eval_sequences": task_ds.sizes["sequence"]})
     write_netcdf(ds, results_path)
-    return ds
-
-
-def cached_cells(configs: list[dict], scratch: Path, prefix: str) -> list[xr.Dataset]:
-    """Train each linear-map configuration (a params dict with a `linear_map` section), or load
-    it from the cell cache in scratch/cells, keyed by the configuration and the code version."""
-    from emergence.config import config_hash
-
-    out = []
-    for config in configs:
-        section = config["linear_map"]
-        run_cfg = {k: section[k] for k in ("task", "model", "train", "bias")}
-        key = config_hash({"c": run_cfg, "code": code_version()})
-        cached = scratch / "cells" / f"{prefix}-{key}.nc"
-        if not cached.exists():
-            task_path = scratch / f"{prefix}-{key}-task.nc"
-            write_netcdf(build_task(section["task"]), task_path)
-            run_training(config, task_path, cached, None, scratch)
-            task_path.unlink()
-        out.append(read_netcdf(cached))
-    return out
-
-
-def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) -> xr.Dataset:
-    """Cells of one shape stacked along a new leading dimension, with each cell's config kept."""
-    configs = [json.loads(c.attrs["config"]) for c in cells]
-    keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "chance_loss", "eval_sequences")}
-    ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(values, dims=dim, name=dim),
-                   coords="minimal", compat="override", join="exact")
-    ds.attrs = {**attrs, "configs": json.dumps(configs, sort_keys=True),
-                "loss_floors": json.dumps([float(c.attrs["loss_floor"]) for c in cells]), **keep}
     return ds

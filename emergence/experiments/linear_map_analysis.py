@@ -1,5 +1,8 @@
-"""Emergence statistics of a linear-map run: per seed and per (seed, bit), with censoring.
+"""Emergence statistics of a synthetic-task run: per seed and per (seed, output unit), with censoring.
 
+Works on any results Dataset from experiments/runner.py: the output units are the linear
+map's bits or the cellular automaton's cells (the dimension of `bit_accuracy` besides seed
+and step), and chance accuracy comes from the `chance_accuracy` attribute (0.5 if absent).
 Only numpy/xarray here, so the analysis stage does not depend on the training code.
 """
 from __future__ import annotations
@@ -17,7 +20,9 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
     steps = results["step"].values
     thresholds = dict(plateau=analysis["plateau_threshold"], emergence=analysis["emergence_threshold"],
                       solved=analysis["solved_threshold"], smoothing_window=analysis["smoothing_window"])
-    seeds, bits = results["seed"].values, results["bit"].values
+    unit = next(d for d in results["bit_accuracy"].dims if d not in ("seed", "step"))
+    chance = float(results.attrs.get("chance_accuracy", 0.5))
+    seeds, bits = results["seed"].values, results[unit].values
     L, H = results.sizes["layer"], results.sizes["head"]
     n_seed, n_bit = len(seeds), len(bits)
 
@@ -34,7 +39,7 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
 
     for k in range(n_seed):
         acc = results["accuracy"].values[k]
-        e = an.emergence_of(steps, an.progress_from_accuracy(acc), **thresholds)
+        e = an.emergence_of(steps, an.progress_from_accuracy(acc, chance), **thresholds)
         for name, c in (("plateau_end", e.plateau_end), ("emergence", e.emergence), ("solved", e.solved)):
             per_seed[f"{name}_step"][k] = c.step
             per_seed_flags[f"{name}_censored"][k] = c.censored
@@ -45,7 +50,7 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
             per_seed[name][k] = results[var].values[k, last]
 
         for i in range(n_bit):
-            b = an.emergence_of(steps, an.progress_from_accuracy(results["bit_accuracy"].values[k, :, i]), **thresholds)
+            b = an.emergence_of(steps, an.progress_from_accuracy(results["bit_accuracy"].values[k, :, i], chance), **thresholds)
             per_bit["bit_plateau_end_step"][k, i] = b.plateau_end.step
             per_bit["bit_emergence_step"][k, i] = b.emergence.step
             per_bit["bit_solved_step"][k, i] = b.solved.step
@@ -68,15 +73,15 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
             per_bit["entropy_after"][k, i] = ent[after]
 
     data_vars = {name: (("seed",), v) for name, v in {**per_seed, **per_seed_flags}.items()}
-    data_vars.update({name: (("seed", "bit"), v) for name, v in per_bit.items()})
-    data_vars["bit_emergence_censored"] = (("seed", "bit"), bit_censored)
-    data_vars["responsible_layer"] = (("seed", "bit"), np.where(responsible >= 0, responsible // H, -1))
-    data_vars["responsible_head"] = (("seed", "bit"), np.where(responsible >= 0, responsible % H, -1))
+    data_vars.update({name: (("seed", unit), v) for name, v in per_bit.items()})
+    data_vars["bit_emergence_censored"] = (("seed", unit), bit_censored)
+    data_vars["responsible_layer"] = (("seed", unit), np.where(responsible >= 0, responsible // H, -1))
+    data_vars["responsible_head"] = (("seed", unit), np.where(responsible >= 0, responsible % H, -1))
     data_vars["diverged_step"] = (("seed",), results["diverged_step"].values)
     attrs = dict(results.attrs)
     attrs["analysis"] = json.dumps(analysis, sort_keys=True)
     attrs["budget_step"] = int(steps[-1])
-    return xr.Dataset(data_vars, coords={"seed": seeds, "bit": bits}, attrs=attrs)
+    return xr.Dataset(data_vars, coords={"seed": seeds, unit: bits}, attrs=attrs)
 
 
 def summary_metrics(analysed: xr.Dataset) -> dict:

@@ -28,22 +28,22 @@ def cells_for_profile(row: dict, profile: str) -> list[int]:
 
 def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
     """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
-    from emergence.experiments.linear_map import with_budget
+    from emergence.experiments.cells import with_budget
 
     return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, params["sweeps"][SWEEP])
 
 
 def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
     """Train (or load from the cell cache) every cell of a row that this profile runs."""
-    from emergence.experiments import linear_map as lm_exp
+    from emergence.experiments.cells import cached_cells, stack_cells
 
     S = row["state_size"]
     sparsities = cells_for_profile(row, params["profile"])
     if not sparsities:
         return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
                                  "profile": params["profile"]})
-    cells = lm_exp.cached_cells([cell_config(params, S, s) for s in sparsities], scratch, f"{SWEEP}-S{S}")
-    return lm_exp.stack_cells(cells, "sparsity", sparsities,
+    cells = cached_cells([cell_config(params, S, s) for s in sparsities], scratch, f"{SWEEP}-S{S}")
+    return stack_cells(cells, "sparsity", sparsities,
                               {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
                                "profile": params["profile"]})
 

@@ -12,12 +12,14 @@
 # # Heads, width and depth
 #
 # Claims 6 and 7 of the paper: more heads help (each head is another searcher); at a fixed
-# total width, many small heads beat a few large ones on the linear map; depth hurts on the
-# linear map. Each cell trains the linear map with one model shape (d_model = heads × head
+# total width, many small heads beat a few large ones on the linear map, while the cellular
+# automata need a minimum head dimension; depth hurts on the linear map and helps on
+# multi-rule automata. Each cell trains one task with one model shape (d_model = heads × head
 # size); the time each seed leaves the plateau is compared across shapes, with censoring.
 
 # %% tags=["parameters"]
 summary_path = "data/sweeps/architecture_summary.nc"
+ca_summary_path = "data/sweeps/ca_architecture_summary.nc"
 
 # %%
 import json
@@ -34,15 +36,14 @@ from emergence.reporting import fmt_step, md, table
 
 sns.set_theme(context="notebook", style="whitegrid")
 plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-sw = read_netcdf(summary_path)
+summaries = {"linear map": read_netcdf(summary_path), "cellular automata": read_netcdf(ca_summary_path)}
+sw = summaries["linear map"]
 ana_cfg = json.loads(sw.attrs["analysis"])
 alpha = ana_cfg["alpha"]
-n_cells = sw.sizes["cell"]
-budget = int(sw["budget_step"].max()) if n_cells else 0
 
 
-def family(name):
-    idx = [i for i in range(n_cells) if name in str(sw["families"].values[i]).split("+")]
+def family(sw, name):
+    idx = [i for i in range(sw.sizes["cell"]) if name in str(sw["families"].values[i]).split("+")]
     return sw.isel(cell=idx) if idx else None
 
 
@@ -54,19 +55,26 @@ def times(c, i):
 
 FAMILIES = {"heads": ("n_head", "heads (head size fixed)"), "width": ("n_head", "heads at fixed total width"),
             "depth": ("n_layer", "layers")}
-md(f"{n_cells} model shapes ran on this profile, {sw.sizes['seed']} seeds each, {budget:,} steps.")
+md("; ".join(f"{task}: {s.sizes['cell']} model shapes, {s.sizes['seed']} seeds each, "
+             f"{int(s['budget_step'].max()) if s.sizes['cell'] else 0:,} steps" for task, s in summaries.items())
+   + " on this profile.")
 
-# %%
-#| label: fig-architecture
-#| fig-cap: "Plateau end against heads at fixed head size (left), heads at fixed total width (middle) and depth (right): dots are seeds, open triangles seeds censored at the budget, line the Kaplan-Meier median."
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
-for ax, (fam, (xvar, label)) in zip(axes, FAMILIES.items()):
-    c = family(fam)
+
+def plot_families(sw):
+    budget = int(sw["budget_step"].max()) if sw.sizes["cell"] else 0
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    for ax, (fam, (xvar, label)) in zip(axes, FAMILIES.items()):
+        plot_family(ax, family(sw, fam), fam, xvar, label, budget)
+    axes[0].set_ylabel("plateau end (step)")
+    fig.tight_layout()
+
+
+def plot_family(ax, c, fam, xvar, label, budget):
     ax.set_title(fam)
     ax.set_xlabel(label)
     if c is None:
         ax.text(0.5, 0.5, "not run on this profile", ha="center", transform=ax.transAxes)
-        continue
+        return
     order = np.argsort(c[xvar].values)
     xs, meds = [], []
     for i in order:
@@ -80,13 +88,11 @@ for ax, (fam, (xvar, label)) in zip(axes, FAMILIES.items()):
     ax.plot(xs, meds, "-", color="k", lw=1.5)
     if xvar == "n_head":
         ax.set_xscale("log", base=2)
-axes[0].set_ylabel("plateau end (step)")
-fig.tight_layout()
 
-# %%
-if n_cells:
+
+def shape_table(sw):
     rows = []
-    for i in range(n_cells):
+    for i in range(sw.sizes["cell"]):
         t, cen = times(sw, i)
         rows.append({"cell": str(sw["cell"].values[i]), "heads": int(sw["n_head"].values[i]),
                      "head size": int(sw["d_head"].values[i]), "layers": int(sw["n_layer"].values[i]),
@@ -94,16 +100,41 @@ if n_cells:
                      "seeds solved": f"{int((sw['solved_censored'].values[i] == 0).sum())}/{len(t)}",
                      "KM median plateau end": fmt_step(an.km_median(t, cen)),
                      "families": str(sw["families"].values[i])})
-    display(table(pd.DataFrame(rows).sort_values(["layers", "heads"]), index=False))
+    if not rows:
+        return md("No cell of this task ran on this profile.")
+    return table(pd.DataFrame(rows).sort_values(["layers", "heads"]), index=False)
+
+
+# %% [markdown]
+# ## Linear map
+
+# %%
+#| label: fig-architecture
+#| fig-cap: "Linear map: plateau end against heads at fixed head size (left), heads at fixed total width (middle) and depth (right): dots are seeds, open triangles seeds censored at the budget, line the Kaplan-Meier median."
+plot_families(summaries["linear map"])
+
+# %%
+shape_table(summaries["linear map"])
+
+# %% [markdown]
+# ## Cellular automata
+
+# %%
+#| label: fig-architecture-ca
+#| fig-cap: "Cellular automata: plateau end against heads at fixed head size (left), heads at fixed total width (middle) and depth (right), as in the linear-map figure."
+plot_families(summaries["cellular automata"])
+
+# %%
+shape_table(summaries["cellular automata"])
 
 # %% [markdown]
 # ## Claims
 
 # %%
-def compare(fam, xvar, earlier, claim):
+def compare(task, fam, xvar, earlier, claim):
     """One-sided log-rank: does the `earlier` end of the family ('max' or 'min' of xvar) leave
     the plateau sooner than the other end?"""
-    c = family(fam)
+    c = family(summaries[task], fam)
     if c is None or c.sizes["cell"] < 2:
         return (claim, "needs two cells of this family", "not run on this profile")
     x = c[xvar].values
@@ -117,14 +148,19 @@ def compare(fam, xvar, earlier, claim):
             "reproduced" if p < alpha else "not reproduced")
 
 
-claims = [compare("heads", "n_head", "max", "6: more heads help (fixed head size)"),
-          compare("width", "n_head", "max", "6: at fixed width, many small heads beat few large ones"),
-          compare("depth", "n_layer", "min", "7: depth hurts on the linear map")]
+claims = [compare("linear map", "heads", "n_head", "max", "6: more heads help (linear map, fixed head size)"),
+          compare("linear map", "width", "n_head", "max",
+                  "6: at fixed width, many small heads beat few large ones (linear map)"),
+          compare("linear map", "depth", "n_layer", "min", "7: depth hurts on the linear map"),
+          compare("cellular automata", "heads", "n_head", "max", "6: more heads help (CA, fixed head size)"),
+          compare("cellular automata", "width", "n_head", "min",
+                  "6: CA needs a minimum head dimension (at fixed width, few large heads beat many small)"),
+          compare("cellular automata", "depth", "n_layer", "max", "7: depth helps on multi-rule CA")]
 table(pd.DataFrame(claims, columns=["claim", "measured here", "verdict"]), index=False)
 
 # %%
 md(f"""Each comparison takes the two ends of a family (most vs fewest heads; one layer vs the
 deepest) and tests whether seeds at the favoured end leave the plateau sooner (progress ≥
 {ana_cfg['plateau_threshold']}), censoring seeds that never do, at α = {alpha}. Parameter counts
-differ across cells by design (more heads of a fixed size is a wider model); the table lists
+differ across cells by design (more heads of a fixed size is a wider model); the tables list
 them. The paper's head sweep goes to 128 heads and head sizes 4, 8 and 16 (the `paper` profile).""")

@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+
+from emergence.config import ConfigError, load_params, validate
+from emergence.experiments import architecture_sweep as arch
+from emergence.experiments import ca_state_size_sweep as sweep
+
+
+@pytest.fixture
+def params():
+    p = load_params(profile="smoke")
+    p["sweeps"]["ca_state_size"].update(steps=8, eval_every=4, state_sizes="3 5", strengths="0 30")
+    return p
+
+
+def test_token_batch_is_held_fixed_across_state_sizes(params):
+    s = dict(params["sweeps"]["ca_state_size"], batch_tokens=1024)
+    assert [sweep.batch_size(s, S, 16) for S in (4, 8, 16, 128, 512)] == [16, 8, 4, 1, 1]
+    cfg = sweep.cell_config(params, 5, 30.0)["cellular_automata"]
+    assert cfg["task"]["state_size"] == 5 and cfg["bias"]["strength"] == 30.0
+    assert cfg["train"]["batch_size"] == 64 // (5 * params["cellular_automata"]["task"]["n_states"])
+    assert cfg["model"] == params["cellular_automata"]["model"]
+
+
+def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
+    assert sweep.run(params, tmp_path / "cells", tmp_path / "scratch") == [3, 5]
+    assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["S0003.nc", "S0005.nc"]
+    s = sweep.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"])
+    assert s["state_size"].values.tolist() == [3, 3, 5, 5]
+    assert s["strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]
+    assert s.attrs["chance_accuracy"] == pytest.approx(0.25)
+    assert s["plateau_end_step"].dims == ("cell", "seed") and s.sizes["seed"] == 2
+
+
+def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
+    sweep.run(params, tmp_path / "a", tmp_path / "scratch")
+    from emergence.experiments import cellular_automata
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a cached cell was retrained")
+
+    monkeypatch.setattr(cellular_automata, "run_training", boom)
+    params["sweeps"]["ca_state_size"]["state_sizes"] = "5"  # a subset: every cell is cached
+    sweep.run(params, tmp_path / "b", tmp_path / "scratch")
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["S0005.nc"]
+
+
+def test_architecture_sweep_runs_on_the_automata(tmp_path, params):
+    params["sweeps"]["ca_architecture"].update(steps=6, eval_every=3)
+    params["sweeps"]["ca_architecture"]["cells"] = {
+        "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": "depth", "profiles": "smoke"},
+        "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": "depth", "profiles": "smoke"}}
+    assert arch.run(params, tmp_path / "cells", tmp_path / "scratch", "ca_architecture") == ["H1_dh4_L1", "H1_dh4_L2"]
+    s = arch.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture")
+    assert s.attrs["task"] == "cellular_automata" and s["n_layer"].values.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("sweeps.ca_state_size.strengths", "3", "must include 0"),
+    ("sweeps.ca_state_size.state_sizes", "8 4", "distinct, increasing"),
+    ("sweeps.ca_state_size.state_sizes", "2 4", "must be >= the window"),
+    ("cellular_automata.task.radius", 5, "the window 2r\\+1 must fit"),
+    ("cellular_automata.model.n_head", 3, "must divide cellular_automata.model.d_model"),
+    ("cellular_automata.task.loss_positions", "output", "one of all, predictable"),
+])
+def test_bad_automata_params_are_rejected(key, value, message):
+    p = load_params()
+    node = p
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    with pytest.raises(ConfigError, match=message):
+        validate(p)
+
+
+def test_analysis_uses_the_tasks_chance_level():
+    import xarray as xr
+
+    from emergence.experiments.linear_map_analysis import analyse
+
+    steps = np.array([0, 10, 20, 30])
+    acc = np.array([[0.25, 0.25, 0.7, 1.0]])  # from chance (1/4) to perfect
+    ds = xr.Dataset({"accuracy": (("seed", "step"), acc), "bit_accuracy": (("seed", "step", "cell"), acc[..., None]),
+                     "parent_mass": (("seed", "step", "layer", "head", "cell"), np.zeros((1, 4, 1, 1, 1))),
+                     "attention_entropy": (("seed", "step", "layer", "head", "cell"), np.zeros((1, 4, 1, 1, 1))),
+                     **{v: (("seed", "step"), acc) for v in ("loss", "output_loss", "exact_match", "p_correct")},
+                     "diverged_step": (("seed",), np.array([-1]))},
+                    coords={"seed": [0], "step": steps, "cell": [0], "layer": [0], "head": [0]},
+                    attrs={"chance_accuracy": 0.25})
+    out = analyse(ds, {"plateau_threshold": 0.1, "emergence_threshold": 0.5, "solved_threshold": 0.9,
+                       "smoothing_window": 1})
+    # progress (acc - 1/4) / (3/4) crosses 0.5 at acc = 0.625: 15/45 of the way from step 10 to 20
+    assert out["emergence_step"].values[0] == pytest.approx(10 + 10 * (0.625 - 0.25) / 0.45)
+    assert out["bit_emergence_step"].dims == ("seed", "cell")
