@@ -2,7 +2,8 @@
 
     python -m emergence.bench --out data/bench/throughput.json [--seconds 4] [--groups 1,2,4,8] [--rounds 3]
 
-For the paper's configuration and this repo's default one, and for each number of seeds
+For the paper's linear-map configuration, this repo's default one and the default
+cellular-automata one, and for each number of seeds
 sharing a batch, it times the real training step (emergence.train.train_step) and reports
 steps/s, seed-steps/s, analytic FLOP/s, that as a fraction of the matmul ceiling measured
 in the same run, the per-seed speed-up over one seed at a time, and peak memory. Each
@@ -40,27 +41,25 @@ def matmul_ceiling(threads: int, n: int = 2048, seconds: float = 2.0) -> float:
 
 
 def _measure(args: tuple) -> dict:
-    config_name, section, n_group, threads, seconds, device = args
-    from emergence.experiments.linear_map import layout_of, model_config
+    config_name, task_name, section, n_group, threads, seconds, device = args
+    from emergence.experiments.cells import experiment_module
     from emergence.model import SeedTransformer
-    from emergence.tasks.linear_map import loss_weights, sample_batch, sample_sparse_matrix
     from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step
 
     keep_freed_memory()
     torch.set_num_threads(threads)
-    task, train = section["task"], section["train"]
-    layout = layout_of(task)
-    cfg = model_config(section["model"], layout)
+    module = experiment_module(task_name)
+    train = section["train"]
+    task = module.task_tensors(module.build_task(section["task"]), section["task"]).to(torch.device(device))
+    cfg = module.model_config(section["model"], module.layout_of(section["task"]))
     seeds = list(range(n_group))
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
-    A = torch.tensor(sample_sparse_matrix(task["state_size"], task["sparsity"], 0), dtype=torch.float32, device=device)
-    weights = torch.tensor(loss_weights(layout, task["loss_positions"]), device=device)
     B = train["batch_size"]
 
     def step(i: int) -> None:
-        tokens = torch.stack([sample_batch(A, B, layout, batch_generator(s, i)) for s in seeds])
-        train_step(model, opt, tokens, weights, train["grad_clip"])
+        tokens = torch.stack([task.sampler(B, batch_generator(s, i)) for s in seeds])
+        train_step(model, opt, tokens, task.loss_weights, train["grad_clip"])
 
     for i in range(3):
         step(i)
@@ -76,15 +75,18 @@ def _measure(args: tuple) -> dict:
     flops = train_flops_per_step(cfg, B) * n_group
     peak = (torch.cuda.max_memory_allocated() / 2**20 if device == "cuda"
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    return {"config": config_name, "seeds_per_group": n_group, "steps": n,
+    return {"config": config_name, "task": task_name, "seeds_per_group": n_group, "steps": n,
             "steps_per_s": n / elapsed, "seed_steps_per_s": n * n_group / elapsed,
             "gflop_per_s": flops * n / elapsed / 1e9, "peak_memory_mib": round(peak, 1),
             "model": cfg.to_dict(), "batch_size": B}
 
 
-def configurations() -> dict[str, dict]:
-    return {"paper": load_params(profile="paper")["linear_map"],
-            "default": load_params(profile="default")["linear_map"]}
+def configurations() -> dict[str, tuple[str, dict]]:
+    """name -> (task section, its params): the paper's linear-map setting, this repo's default
+    one, and the default cellular-automata setting."""
+    paper, default = load_params(profile="paper"), load_params(profile="default")
+    return {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
+            "cellular_automata": ("cellular_automata", default["cellular_automata"])}
 
 
 def _gpu_ceiling() -> float:
@@ -115,10 +117,10 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     for r in range(rounds):
         ceiling = matmul_ceiling(threads) if device == "cpu" else _gpu_ceiling()
         ceilings.append(ceiling)
-        for name, section in configurations().items():
+        for name, (task_name, section) in configurations().items():
             for g in groups:
                 with ctx.Pool(1) as pool:
-                    row = pool.apply(_measure, ((name, section, g, threads, seconds, device),))
+                    row = pool.apply(_measure, ((name, task_name, section, g, threads, seconds, device),))
                 row["fraction_of_matmul_ceiling"] = row["gflop_per_s"] / ceiling
                 samples.setdefault((name, g), []).append(row)
                 print(f"round {r + 1}/{rounds} {name:8s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
