@@ -8,6 +8,7 @@ dropped. Censored times feed Kaplan-Meier estimates, not plain means.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -184,3 +185,40 @@ def pooled_z(zs: list[float]) -> tuple[float, float]:
         return 0.0, 1.0
     z = float(np.sum(zs) / np.sqrt(len(zs)))
     return z, float(norm.sf(z))
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Where a capability emerges between checkpoints: `old` is the last checkpoint step before
+    it and `new` the first at which it is solved; censored when the last checkpoint is unsolved
+    (new is then None), and `old` is None when it is solved from the first checkpoint on."""
+    old: int | None
+    new: int | None
+    censored: bool
+    evaluations: int
+
+
+def bracket_emergence(steps: list[int], solved: Callable[[int], bool]) -> Bracket:
+    """Binary search over checkpoint `steps` (ascending) for the first solved one, as the paper
+    locates emergence in Pythia: `solved(step)` (e.g. greedy accuracy on a probe set above a
+    threshold, evaluated on that checkpoint) is called O(log n) times. Assumes a capability,
+    once solved, stays solved; where it does not, the bracket is one solved/unsolved boundary."""
+    calls = 0
+
+    def check(i: int) -> bool:
+        nonlocal calls
+        calls += 1
+        return bool(solved(steps[i]))
+
+    if not steps:
+        raise ValueError("no checkpoints to search")
+    if not check(len(steps) - 1):
+        return Bracket(steps[-1], None, True, calls)
+    lo, hi = -1, len(steps) - 1  # invariant: steps[hi] solved; steps[lo] unsolved (or lo = -1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if check(mid):
+            hi = mid
+        else:
+            lo = mid
+    return Bracket(steps[lo] if lo >= 0 else None, steps[hi], False, calls)

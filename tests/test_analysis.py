@@ -87,3 +87,19 @@ def test_logrank_with_censoring_and_no_events():
     assert (z, p) == (0.0, 1.0)
     z, p = an.logrank_test(np.array([2, 3]), np.array([0, 0]), np.array([10, 10]), np.array([1, 1]))
     assert z > 0 and p < 0.1
+
+
+def test_bracket_emergence_matches_a_dense_scan():
+    import math
+
+    from emergence.analysis import bracket_emergence
+
+    steps = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 2000, 3000]
+    for first in range(len(steps) + 1):  # solved from checkpoint `first` on (len: never)
+        solved = lambda s, first=first: steps.index(s) >= first  # noqa: E731
+        dense = next((i for i, s in enumerate(steps) if solved(s)), None)
+        b = bracket_emergence(steps, solved)
+        assert b.censored == (dense is None)
+        assert b.new == (None if dense is None else steps[dense])
+        assert b.old == (steps[-1] if dense is None else (steps[dense - 1] if dense > 0 else None))
+        assert b.evaluations <= math.ceil(math.log2(len(steps))) + 1
