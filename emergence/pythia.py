@@ -159,3 +159,71 @@ def probe_accuracy(model: HookedNeoX, encoded: dict[int, tuple[torch.Tensor, tor
         probs += float(answer_probability(logits, pos, answers).sum())
         n += len(answers)
     return hits / max(n, 1), probs / max(n, 1)
+
+
+def load_tokenizer(source: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(source)
+
+
+def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
+    """The paper's Pythia analysis for every (size, seed) of `pythia` (the params section):
+    emergence of the capability bracketed by binary search over the released checkpoints
+    (each evaluation loads one checkpoint), then head-level patching across the bracket.
+    Returns an xarray Dataset over (size, seed). `loader(source, step, seed, device)` and
+    `tokenizer_loader(source)` default to the hub; tests pass local ones."""
+    import numpy as np
+    import xarray as xr
+
+    from emergence import patching as pt
+    from emergence.analysis import bracket_emergence
+    from emergence.config import int_list
+
+    sizes, seeds = pythia["sizes"].split(), int_list(pythia["seeds"])
+    steps = [s for s in PYTHIA_STEPS if s <= pythia["max_step"]]
+    ks = int_list(pythia["top_k"])
+    shape = (len(sizes), len(seeds))
+    out = {name: np.full(shape, -1, dtype=np.int64) for name in ("old_step", "new_step", "evaluations")}
+    out["censored"] = np.zeros(shape, dtype=np.int8)
+    p_old, p_new = np.full(shape, np.nan), np.full(shape, np.nan)
+    recovery = np.full(shape + (len(ks),), np.nan)
+    top_heads = np.full(shape, "", dtype=object)
+    for i, size in enumerate(sizes):
+        for j, seed in enumerate(seeds):
+            source = hub_name(size, seed)
+            encoded = encode_probes(tokenizer_loader(source), text_probes(pythia["capability"], pythia["n_prompts"]))
+            accuracy: dict[int, float] = {}
+
+            def solved(step: int) -> bool:
+                if step not in accuracy:
+                    accuracy[step] = probe_accuracy(loader(source, step, seed, pythia["device"]), encoded)[0]
+                return accuracy[step] >= pythia["solved_accuracy"]
+
+            b = bracket_emergence(steps, solved)
+            out["old_step"][i, j] = -1 if b.old is None else b.old
+            out["new_step"][i, j] = -1 if b.new is None else b.new
+            out["censored"][i, j], out["evaluations"][i, j] = b.censored, b.evaluations
+            if b.censored or b.old is None:
+                continue
+            old, new = loader(source, b.old, seed, pythia["device"]), loader(source, b.new, seed, pythia["device"])
+            L = max(encoded, key=lambda n: len(encoded[n][1]))  # the largest group of equal-length prompts
+            prompts, answers = encoded[L]
+            x, pos = prompts.unsqueeze(0), torch.full((len(answers),), L - 1)
+            donor = pt.record_attention(new, x, pythia["stage"])
+            effects = pt.head_effects(old, donor, x, pos, answers, pythia["stage"])[0]
+            ranking = pt.rank_heads(effects)
+            pn = pt.answer_probability(new(x), pos, answers).mean(1)
+            p_new[i, j] = float(pn)
+            p_old[i, j] = float(pt.answer_probability(old(x), pos, answers).mean(1))
+            recovery[i, j] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn, pythia["stage"])[0].numpy()
+            top_heads[i, j] = " ".join(f"{l}.{h}:{float(effects[l, h]):+.3f}" for l, h in ranking[:5])
+    return xr.Dataset(
+        {**{k: (("size", "seed"), v) for k, v in out.items()},
+         "p_old": (("size", "seed"), p_old), "p_new": (("size", "seed"), p_new),
+         "top_k_recovery": (("size", "seed", "k"), recovery),
+         "top_heads": (("size", "seed"), top_heads.astype(str),
+                       {"long_name": "top 5 heads by single-head Δp, as layer.head:Δp"})},
+        coords={"size": sizes, "seed": seeds, "k": ks},
+        attrs={"experiment": "pythia", "status": "ran", "capability": pythia["capability"],
+               "solved_accuracy": pythia["solved_accuracy"], "stage": pythia["stage"]})

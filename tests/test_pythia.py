@@ -74,3 +74,44 @@ def test_probe_encoding_and_names():
 
     enc = pythia.encode_probes(WordTokenizer(), pythia.text_probes("digits", 6))
     assert list(enc) == [15] and enc[15][0].shape == (6, 15)
+
+
+def test_run_brackets_and_patches_local_checkpoints(tiny_dir, tmp_path):
+    """The whole Pythia analysis on three local 'checkpoints': two untrained, one that answers."""
+    class WordTokenizer:
+        def __call__(self, text):
+            return {"input_ids": [int(w) + 1 for w in text.split()]}  # digits -> ids 1..10
+
+    base = transformers.GPTNeoXForCausalLM.from_pretrained(tiny_dir)
+    answers_model = pythia.HookedNeoX(transformers.GPTNeoXForCausalLM.from_pretrained(tiny_dir))
+
+    def fake_solved(step):
+        return step >= 4
+
+    class Oracle:  # from step 4 on, predicts the digit 7 positions back (the repetition answer)
+        def __init__(self, inner, on):
+            self.inner, self.on, self.cfg, self.seeds, self.n_seeds = inner, on, inner.cfg, (0,), 1
+
+        def select_seeds(self, idx):
+            return self
+
+        def __call__(self, tokens, hooks=None):
+            logits = self.inner(tokens, hooks)
+            if self.on:
+                target = torch.roll(tokens, 7, dims=-1)
+                logits = logits + 50.0 * torch.nn.functional.one_hot(target, logits.shape[-1])
+            return logits
+
+    calls = []
+
+    def loader(source, step, seed, device):
+        calls.append(step)
+        return Oracle(answers_model, fake_solved(step))
+
+    params = {"sizes": "tiny", "seeds": "0", "max_step": 16, "capability": "digits", "n_prompts": 8,
+              "solved_accuracy": 0.9, "top_k": "1 4", "stage": "pattern", "device": "cpu"}
+    ds = pythia.run(params, loader=loader, tokenizer_loader=lambda source: WordTokenizer())
+    assert int(ds["old_step"][0, 0]) == 2 and int(ds["new_step"][0, 0]) == 4 and int(ds["censored"][0, 0]) == 0
+    assert int(ds["evaluations"][0, 0]) <= 4
+    assert ds["top_k_recovery"].shape == (1, 1, 2)
+    del base

@@ -23,6 +23,7 @@
 # %% tags=["parameters"]
 probes_path = "data/lm/probes.nc"
 patching_dir = "data/lm/patching"
+pythia_path = "data/pythia/results.nc"
 lm_analysis = '{"abrupt_ratio": 0.25, "few_heads": 2, "most_of_gap": 0.5, "alpha": 0.1}'
 max_figure_seeds = 16
 
@@ -199,6 +200,28 @@ if runs:
                      "entropy old → new": f"{fmt(float(ds['entropy_old'].values[i, k][top]))} → "
                                           f"{fmt(float(ds['entropy_new'].values[i, k][top]))}"})
     display(table(pd.DataFrame(rows).head(40), index=False))
+
+# %% [markdown]
+# ## Real Pythia checkpoints
+
+# %%
+py = read_netcdf(pythia_path)
+if py.attrs.get("status") != "ran":
+    display(md("""Not run on this machine: the Pythia analysis downloads checkpoints from the Hugging Face
+hub and is off by default (`pythia.enabled: false` in params.yaml; README says how to run it and
+what it costs). The small models above stand in for it."""))
+else:
+    rows = []
+    for i, size in enumerate(py["size"].values):
+        for j, seed in enumerate(py["seed"].values):
+            rows.append({"size": str(size), "seed": int(seed),
+                         "bracket": ("never solved" if py["censored"].values[i, j] else
+                                     f"{int(py['old_step'].values[i, j]):,} → {int(py['new_step'].values[i, j]):,}"),
+                         "checkpoints evaluated": int(py["evaluations"].values[i, j]),
+                         "p old → new": f"{fmt(float(py['p_old'].values[i, j]))} → {fmt(float(py['p_new'].values[i, j]))}",
+                         "top heads (layer.head:Δp)": str(py["top_heads"].values[i, j])})
+    display(md(f"Capability `{py.attrs['capability']}`, solved = greedy accuracy ≥ {py.attrs['solved_accuracy']}."))
+    display(table(pd.DataFrame(rows), index=False))
 
 # %% [markdown]
 # ## Claims
