@@ -204,6 +204,10 @@ SCHEMA: dict[str, Spec] = {
     "language_model.sizes.*.d_head": _int(1, 1024),
     "language_model.sizes.*.mlp_ratio": _int(0, 64),
     **{f"language_model.{k}": v for k, v in MODEL_TRAIN_BIAS.items() if k.startswith("train.")},
+    "language_model.pretraining.sizes": Spec(str),
+    "language_model.pretraining.dyck_k": _int(1, 64),
+    "language_model.pretraining.max_depth": _int(1, 1024),
+    "language_model.pretraining.steps": _int(1, 10_000_000),
     "language_model.probes.kinds": Spec(str),
     "language_model.probes.n_prompts": _int(1, 100_000),
     "language_model.probes.solved_accuracy": _float(0.0, 1.0),
@@ -376,6 +380,13 @@ def _check_language_model(p: dict) -> None:
                           f"({train['n_seeds']}), got {train['seeds_per_group']}")
     if not lm["sizes"]:
         raise ConfigError("language_model.sizes: at least one size")
+    unknown = [s for s in lm["pretraining"]["sizes"].split() if s not in lm["sizes"]]
+    if unknown:
+        raise ConfigError(f"language_model.pretraining.sizes: names from language_model.sizes "
+                          f"({', '.join(lm['sizes'])}), got {unknown}")
+    if 2 * lm["pretraining"]["dyck_k"] > lm["corpus"]["n_random"]:
+        raise ConfigError(f"language_model.pretraining.dyck_k: the 2k brackets are written with random-word "
+                          f"tokens, so 2k <= language_model.corpus.n_random ({lm['corpus']['n_random']})")
 
 
 CROSS_CHECKS = (_check_linear_map, _check_cellular_automata, _check_sweeps, _check_architecture,

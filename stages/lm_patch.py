@@ -9,13 +9,13 @@ OUT = Path("data/lm/patching")
 
 if __name__ == "__main__":
     with stage_run("lm_patch") as params:
-        from emergence.experiments.language_model import patch_size
+        from emergence.experiments.language_model import patch_size, variants
 
         probes = read_netcdf(Path("data/lm/probes.nc"))
         tmp = OUT.with_name(OUT.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        for name in params["language_model"]["sizes"]:
+        for name in variants(params["language_model"]):
             write_netcdf(patch_size(params, Path("data/lm/models"), name, probes), tmp / f"{name}.nc")
         shutil.rmtree(OUT, ignore_errors=True)
         tmp.rename(OUT)

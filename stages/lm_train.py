@@ -7,7 +7,7 @@ OUT = Path("data/lm/models")
 
 if __name__ == "__main__":
     with stage_run("lm_train") as params:
-        from emergence.experiments.language_model import train_size
+        from emergence.experiments.language_model import train_size, variants
 
-        for name in params["language_model"]["sizes"]:
-            train_size(params, name, OUT / name, Path("data/.scratch"))
+        for name, (size, pretrained) in variants(params["language_model"]).items():
+            train_size(params, size, OUT / name, Path("data/.scratch"), pretrained)

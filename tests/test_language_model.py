@@ -11,7 +11,9 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("lm")
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 2, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
+    params["language_model"]["pretraining"]["sizes"] = "tiny"
     ds = lm.train_size(params, "tiny", root / "models" / "tiny", root / "scratch")
+    lm.train_size(params, "tiny", root / "models" / "tiny+dyck", root / "scratch", pretrained=True)
     return params, root, ds
 
 
@@ -50,6 +52,15 @@ def test_patching_a_forced_bracket(trained):
     rec = out["top_k_recovery"].values
     assert rec.shape[-1] == 2 and np.isfinite(rec).all()
     assert ((out["previous_token_score"].values >= 0) & (out["previous_token_score"].values <= 1)).all()
+
+
+def test_pre_pretraining_changes_the_starting_point(trained):
+    params, root, _ = trained
+    scratch_model = lm.load_checkpoints(root / "models" / "tiny" / "checkpoints")[0]
+    pre_model = lm.load_checkpoints(root / "models" / "tiny+dyck" / "checkpoints")[0]
+    assert not torch.equal(scratch_model.wte, pre_model.wte)  # step 0 of the corpus phase = after Dyck
+    pr = lm.probe_sizes(params, root / "models")
+    assert pr["size"].values.tolist() == ["tiny", "tiny+dyck"]
 
 
 def test_previous_token_pattern():

@@ -43,6 +43,34 @@ def corpus_task(corpus: dict, seq_len: int, n_eval: int) -> Task:
                 output_positions=torch.arange(seq_len - 1)[:, None], n_output_tokens=vocab.size, sampler=sampler)
 
 
+def dyck_task(corpus: dict, pre: dict, seq_len: int, n_eval: int) -> Task:
+    """Dyck-k sequences written with the corpus's first 2k random-word tokens (same embedding table)."""
+    from emergence.tasks.dyck import sample_dyck
+
+    first = vocab_of(corpus).id("r000")
+
+    def draw(rng: np.random.Generator, batch: int) -> torch.Tensor:
+        return torch.tensor([[first + t for t in sample_dyck(rng, pre["dyck_k"], seq_len, pre["max_depth"])]
+                             for _ in range(batch)], dtype=torch.int64)
+
+    def sampler(batch: int, gen: torch.Generator) -> torch.Tensor:
+        return draw(np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=gen))), batch)
+
+    return Task(eval_tokens=draw(np.random.default_rng(EVAL_SEED), n_eval), loss_weights=torch.ones(seq_len - 1),
+                gt_pattern=torch.from_numpy(previous_token_pattern(seq_len)).float(),
+                output_positions=torch.arange(seq_len - 1)[:, None], n_output_tokens=vocab_of(corpus).size,
+                sampler=sampler)
+
+
+def variants(section: dict) -> dict[str, tuple[str, bool]]:
+    """Model directories to train: name -> (size, pre-pretrained?). Pre-pretrained variants are
+    named '<size>+dyck'."""
+    out = {name: (name, False) for name in section["sizes"]}
+    for name in section["pretraining"]["sizes"].split():
+        out[f"{name}+dyck"] = (name, True)
+    return out
+
+
 def model_config(size: dict, corpus: dict, seq_len: int) -> ModelConfig:
     d_model = size["n_head"] * size["d_head"]
     return ModelConfig(vocab_size=vocab_of(corpus).size, seq_len=seq_len, n_layer=size["n_layer"], d_model=d_model,
@@ -88,8 +116,30 @@ def probe_checkpoints(checkpoints: dict[int, object], probes: dict) -> xr.Datase
                       coords={"capability": kinds, "seed": list(first.seeds), "checkpoint_step": steps})
 
 
-def train_size(params: dict, size_name: str, out_dir, scratch) -> xr.Dataset:
-    """Train every seed of one size; write out_dir/train.nc and out_dir/checkpoints/ (atomically)."""
+def pretrain(params: dict, size_name: str, scratch, device):
+    """Pre-pretrain every seed of a size on Dyck-k; returns the model holding all seeds."""
+    import shutil
+
+    from emergence.experiments.runner import train_seeds
+    from emergence.train import load_checkpoint
+
+    section = params["language_model"]
+    pre, seq_len = section["pretraining"], section["seq_len"]
+    cfg = model_config(section["sizes"][size_name], section["corpus"], seq_len)
+    train = dict(section["train"], steps=pre["steps"], eval_every=pre["steps"], checkpoint_log_until=0,
+                 checkpoint_every=pre["steps"], resume_every=max(1, pre["steps"] // 2))
+    where = scratch / f"lm-pretrain-{size_name}"
+    train_seeds(dyck_task(section["corpus"], pre, seq_len, 16).to(device), cfg, train, scratch,
+                f"lm-dyck-{size_name}", trajectory_key={"pre": pre, "train": train, "size": size_name},
+                checkpoint_dir=where, device=device)
+    model = load_checkpoint(where / f"step{pre['steps']:08d}.pt", device)
+    shutil.rmtree(where, ignore_errors=True)
+    return model
+
+
+def train_size(params: dict, size_name: str, out_dir, scratch, pretrained: bool = False) -> xr.Dataset:
+    """Train every seed of one size (after Dyck pre-pretraining if `pretrained`); write
+    out_dir/train.nc and out_dir/checkpoints/."""
     from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
     from emergence.io import write_netcdf
 
@@ -99,12 +149,14 @@ def train_size(params: dict, size_name: str, out_dir, scratch) -> xr.Dataset:
     device = prepare_device(train)
     task = corpus_task(corpus, seq_len, n_eval=32).to(device)
     cfg = model_config(size, corpus, seq_len)
-    run_config = {"language_model": {"corpus": corpus, "seq_len": seq_len, "size": size, "train": train}}
+    run_config = {"language_model": {"corpus": corpus, "seq_len": seq_len, "size": size, "train": train,
+                                     "pretraining": section["pretraining"] if pretrained else None}}
+    init = pretrain(params, size_name, scratch, device) if pretrained else None
     arrays, diverged, seeds = train_seeds(task, cfg, train, scratch, f"lm-{size_name}", trajectory_key=run_config,
-                                          checkpoint_dir=out_dir / "checkpoints", device=device)
+                                          checkpoint_dir=out_dir / "checkpoints", device=device, init_model=init)
     ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="position",
                           unit_text="the next token at position i of a held-out window", run_config=run_config,
-                          experiment="language_model", extra_attrs={"size": size_name, "chance_loss": float(np.log(cfg.vocab_size)),
+                          experiment="language_model", extra_attrs={"size": size_name, "pretrained": int(pretrained), "chance_loss": float(np.log(cfg.vocab_size)),
                                                                     "chance_accuracy": 1.0 / cfg.vocab_size})
     write_netcdf(ds, out_dir / "train.nc")
     return ds
@@ -150,7 +202,8 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
     probes = make_probes(section["corpus"], section["probes"])
     threshold = section["probes"]["solved_accuracy"]
     per_size = []
-    for name in section["sizes"]:
+    names = list(variants(section))
+    for name in names:
         ckpts = load_checkpoints(lm_root / name / "checkpoints")
         ds = probe_checkpoints(ckpts, probes)
         for key, arr in brackets(ckpts, probes, threshold).items():
@@ -160,7 +213,7 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
 
         ds["n_params"] = ((), parameter_count(cfg))
         per_size.append(ds)
-    out = xr.concat(per_size, dim=xr.DataArray(list(section["sizes"]), dims="size", name="size"))
+    out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
     out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,
                  "config": __import__("json").dumps({"probes": section["probes"], "corpus": section["corpus"]},
                                                      sort_keys=True)}
