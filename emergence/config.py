@@ -182,6 +182,52 @@ SCHEMA: dict[str, Spec] = {
     "interventions.attention_bias.batch_size": _int(1, 1_000_000),
     "interventions.attention_bias.eval_every": _int(1, 10_000_000),
     "interventions.attention_bias.eval_sequences": _int(1, 1_000_000),
+    # Issue 4: small language models on the generated corpus, probes, patching.
+    "language_model.corpus.corpus_seed": _int(0, 2**31 - 1),
+    "language_model.corpus.holdout_mod": _int(2, 1_000_000),
+    "language_model.corpus.n_random": _int(4, 100_000),
+    "language_model.corpus.digit_length": _int(2, 64),
+    "language_model.corpus.repeats": _int(2, 16),
+    "language_model.corpus.span_length": _int(2, 64),
+    "language_model.corpus.filler_length": _int(0, 256),
+    "language_model.corpus.max_period": _int(2, 16),
+    "language_model.corpus.pattern_length": _int(4, 256),
+    "language_model.corpus.noise_length": _int(2, 256),
+    "language_model.corpus.mixture.digits": _float(0.0, None),
+    "language_model.corpus.mixture.spans": _float(0.0, None),
+    "language_model.corpus.mixture.patterns": _float(0.0, None),
+    "language_model.corpus.mixture.ioi": _float(0.0, None),
+    "language_model.corpus.mixture.noise": _float(0.0, None),
+    "language_model.seq_len": _int(16, 100_000),
+    "language_model.sizes.*.n_layer": _int(1, 64),
+    "language_model.sizes.*.n_head": _int(1, 1024),
+    "language_model.sizes.*.d_head": _int(1, 1024),
+    "language_model.sizes.*.mlp_ratio": _int(0, 64),
+    **{f"language_model.{k}": v for k, v in MODEL_TRAIN_BIAS.items() if k.startswith("train.")},
+    "language_model.pretraining.sizes": Spec(str),
+    "language_model.pretraining.dyck_k": _int(1, 64),
+    "language_model.pretraining.max_depth": _int(1, 1024),
+    "language_model.pretraining.steps": _int(1, 10_000_000),
+    "language_model.probes.kinds": Spec(str),
+    "language_model.probes.n_prompts": _int(1, 100_000),
+    "language_model.probes.solved_accuracy": _float(0.0, 1.0),
+    "language_model.patching.stage": _choice("pattern", "scores"),
+    "language_model.patching.positions": _choice("all", "answer"),
+    "language_model.patching.top_k": Spec(str),
+    "pythia.enabled": Spec(bool),
+    "pythia.sizes": Spec(str),
+    "pythia.seeds": Spec(str),
+    "pythia.max_step": _int(0, 143000),
+    "pythia.capability": _choice("digits", "words"),
+    "pythia.n_prompts": _int(1, 100_000),
+    "pythia.solved_accuracy": _float(0.0, 1.0),
+    "pythia.top_k": Spec(str),
+    "pythia.stage": _choice("pattern", "scores"),
+    "pythia.device": _choice("cpu", "cuda"),
+    "language_model.analysis.abrupt_ratio": _float(0.0, 10.0),
+    "language_model.analysis.few_heads": _int(1, 1_000_000),
+    "language_model.analysis.most_of_gap": _float(0.0, 1.0),
+    "language_model.analysis.alpha": _float(0.0, 1.0),
     "report.base_rev": Spec(str),
     "report.attention_seeds": _int(1, 4096),
     "report.max_figure_seeds": _int(1, 4096),
@@ -308,8 +354,43 @@ def _check_interventions(p: dict) -> None:
         raise ConfigError(f"{key}.strengths: must include 0 (the control), got {b['strengths']!r}")
 
 
+def _check_language_model(p: dict) -> None:
+    from emergence.tasks.corpus import PROBES
+
+    lm = p["language_model"]
+    kinds = lm["probes"]["kinds"].split()
+    bad = [k for k in kinds if k not in PROBES]
+    if bad or not kinds:
+        raise ConfigError(f"language_model.probes.kinds: space-separated names from {list(PROBES)}, got {lm['probes']['kinds']!r}")
+    if sum(lm["corpus"]["mixture"].values()) <= 0:
+        raise ConfigError("language_model.corpus.mixture: at least one weight must be positive")
+    try:
+        ks = int_list(lm["patching"]["top_k"])
+    except ValueError:
+        raise ConfigError(f"language_model.patching.top_k: space-separated integers, got {lm['patching']['top_k']!r}") from None
+    if not ks or min(ks) < 1:
+        raise ConfigError(f"language_model.patching.top_k: integers >= 1, got {lm['patching']['top_k']!r}")
+    longest = max(2 * lm["corpus"]["digit_length"], 2 * lm["corpus"]["span_length"] + lm["corpus"]["filler_length"],
+                  lm["corpus"]["pattern_length"], 14)
+    if longest > lm["seq_len"]:
+        raise ConfigError(f"language_model.seq_len: the longest probe prompt has {longest} tokens, got {lm['seq_len']}")
+    train = lm["train"]
+    if train["seeds_per_group"] > train["n_seeds"]:
+        raise ConfigError(f"language_model.train.seeds_per_group: must be <= language_model.train.n_seeds "
+                          f"({train['n_seeds']}), got {train['seeds_per_group']}")
+    if not lm["sizes"]:
+        raise ConfigError("language_model.sizes: at least one size")
+    unknown = [s for s in lm["pretraining"]["sizes"].split() if s not in lm["sizes"]]
+    if unknown:
+        raise ConfigError(f"language_model.pretraining.sizes: names from language_model.sizes "
+                          f"({', '.join(lm['sizes'])}), got {unknown}")
+    if 2 * lm["pretraining"]["dyck_k"] > lm["corpus"]["n_random"]:
+        raise ConfigError(f"language_model.pretraining.dyck_k: the 2k brackets are written with random-word "
+                          f"tokens, so 2k <= language_model.corpus.n_random ({lm['corpus']['n_random']})")
+
+
 CROSS_CHECKS = (_check_linear_map, _check_cellular_automata, _check_sweeps, _check_architecture,
-                _check_interventions)
+                _check_interventions, _check_language_model)
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:

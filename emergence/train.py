@@ -226,11 +226,13 @@ def make_optimizer(model: SeedTransformer, train: dict) -> torch.optim.Optimizer
 def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dict, scratch: Path,
                 group_index: int, n_groups: int, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
-                eval_hooks: Mapping[str, Hook] | None = None) -> Recorder:
+                eval_hooks: Mapping[str, Hook] | None = None,
+                init_model: SeedTransformer | None = None) -> Recorder:
     """Train one group of seeds to the end, resuming from scratch/state.pt if present.
 
     `train_hooks` act on every training forward pass, `eval_hooks` on evaluation (an
-    attention bias that stays on at evaluation is passed as both)."""
+    attention bias that stays on at evaluation is passed as both). `init_model` (holding
+    these seeds, e.g. after pre-pretraining) replaces the fresh initialisation."""
     steps = train["steps"]
     evals, ckpts = schedules(train)
     eval_index = {s: i for i, s in enumerate(evals)}
@@ -238,6 +240,9 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, task)
 
     model = SeedTransformer(model_cfg, seeds).to(device)
+    if init_model is not None:
+        source = init_model.select_seeds([init_model.seeds.index(s) for s in seeds])
+        model.load_state_dict(source.state_dict())
     opt = make_optimizer(model, train)
     state_path, ckpt_dir = scratch / "state.pt", scratch / "checkpoints"
     ckpt_dir.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ Chapters live in report/chapters/ as jupytext percent files (plain diffs); each 
 to a notebook and executed with the stage's report parameters injected into its
 `parameters` cell. Executed notebooks go to report/_build/ atomically.
 """
+import json
 import shutil
 from pathlib import Path
 
@@ -16,8 +17,10 @@ CHAPTERS = Path("report/chapters")
 BUILD = Path("report/_build")
 
 
-def chapter_parameters(report: dict) -> dict:
-    return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"]}
+def chapter_parameters(params: dict) -> dict:
+    report = params["report"]
+    return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"],
+            "lm_analysis": json.dumps(params["language_model"]["analysis"], sort_keys=True)}
 
 
 if __name__ == "__main__":
@@ -30,7 +33,7 @@ if __name__ == "__main__":
             raw = tmp / f"{source.stem}.raw.ipynb"
             jupytext.write(nb, raw)
             declared = papermill.inspect_notebook(str(raw))
-            wanted = {k: v for k, v in chapter_parameters(params["report"]).items() if k in declared}
+            wanted = {k: v for k, v in chapter_parameters(params).items() if k in declared}
             papermill.execute_notebook(str(raw), str(tmp / f"{source.stem}.ipynb"),
                                        parameters=wanted, kernel_name="python3",
                                        cwd=str(Path.cwd()), progress_bar=False, log_output=False)

@@ -57,3 +57,13 @@ def test_probe_answers_follow_the_rule():
     prompts, answers, _ = c.probe_set("ioi", 5, VOCAB, P, seed=1)
     for x, y in zip(prompts, answers):
         assert y == x[1] and x[3] == x[9]
+
+
+def test_dyck_prefixes_are_well_formed():
+    from emergence.tasks.dyck import is_dyck_prefix, sample_dyck
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        seq = sample_dyck(rng, k=3, length=40, max_depth=4)
+        assert len(seq) == 40 and max(seq) < 6 and is_dyck_prefix(seq, 4)
+    assert is_dyck_prefix([0, 2, 3, 1], 2) and not is_dyck_prefix([0, 3], 2) and not is_dyck_prefix([0, 0, 0], 2)

@@ -38,13 +38,15 @@ def prepare_device(train: dict) -> torch.device:
 def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, scratch_name: str,
                 trajectory_key: object, checkpoint_dir: Path | None, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
-                eval_hooks: Mapping[str, Hook] | None = None) -> tuple[dict[str, np.ndarray], np.ndarray, list[int]]:
-    """Train every seed group; returns (metric arrays with a leading seed axis, diverged_step, seeds)."""
+                eval_hooks: Mapping[str, Hook] | None = None,
+                init_model=None) -> tuple[dict[str, np.ndarray], np.ndarray, list[int]]:
+    """Train every seed group; returns (metric arrays with a leading seed axis, diverged_step, seeds).
+    `init_model` (a SeedTransformer holding every seed) replaces the fresh initialisation."""
     key = config_hash({"key": trajectory_key, "code": code_version()})
     scratch = scratch_root / f"{scratch_name}-{key}"
     groups = seed_groups(train)
     recorders = [train_group(seeds, cfg, task, train, scratch / f"group{gi}", gi, len(groups), device,
-                             train_hooks=train_hooks, eval_hooks=eval_hooks)
+                             train_hooks=train_hooks, eval_hooks=eval_hooks, init_model=init_model)
                  for gi, seeds in enumerate(groups)]
     if checkpoint_dir is not None:
         merge_checkpoints([scratch / f"group{gi}" for gi in range(len(groups))], checkpoint_dir)

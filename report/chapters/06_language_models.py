@@ -1,0 +1,343 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Small language models: emergence across seeds and sizes, and attention patching
+#
+# The paper's Section 2 studies Pythia: capabilities such as repeating a digit string appear
+# abruptly, at different steps in different seeds, and earlier and more often in larger
+# models (claim 1); each jump comes with a head learning a sparse attention pattern (claim 2);
+# patching a few post-emergence heads' attention into the pre-emergence model recovers most of
+# the gap (claim 3). Here a family of small language models (three sizes, several seeds each)
+# is trained on a generated corpus and probed at every checkpoint on held-out prompts; emergence
+# is bracketed between checkpoints by binary search, as the paper does on Pythia, and the
+# bracket's two checkpoints are patched head by head.
+
+# %% tags=["parameters"]
+probes_path = "data/lm/probes.nc"
+patching_dir = "data/lm/patching"
+pythia_path = "data/pythia/results.nc"
+lm_analysis = '{"abrupt_ratio": 0.25, "few_heads": 2, "most_of_gap": 0.5, "alpha": 0.1}'
+max_figure_seeds = 16
+
+# %%
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from scipy.stats import binomtest, fisher_exact
+
+from emergence import analysis as an
+from emergence.io import read_netcdf
+from emergence.reporting import fmt, fmt_step, md, table
+
+sns.set_theme(context="notebook", style="whitegrid")
+plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
+cfg = json.loads(lm_analysis)
+alpha = cfg["alpha"]
+pr = read_netcdf(probes_path)
+patch = {f.stem: read_netcdf(f) for f in sorted(Path(patching_dir).glob("*.nc"))}
+models = [str(s) for s in pr["size"].values]          # every trained family, pre-pretrained twins included
+sizes = [m for m in models if "+" not in m]            # the size comparison uses from-scratch models only
+pretrained = [m for m in models if "+" in m]
+caps = [str(c) for c in pr["capability"].values]
+steps = pr["checkpoint_step"].values
+budget = int(steps[-1])
+solved_acc = float(pr.attrs["solved_accuracy"])
+n_seed = pr.sizes["seed"]
+size_colors = dict(zip(sizes, sns.color_palette("viridis", len(sizes))))
+
+
+def emergence_times(size, cap):
+    """First solved checkpoint per seed (the bracket's new step), censored at the budget."""
+    s = pr.sel(size=size, capability=cap)
+    new, cen = s["bracket_new_step"].values.astype(float), s["bracket_censored"].values.astype(bool)
+    return np.where(cen, budget, new), cen
+
+
+md(f"""{len(sizes)} sizes ({', '.join(f"{s}: {int(pr['n_params'].sel(size=s))/1e3:.0f}k parameters" for s in sizes)})
+{'and pre-pretrained twins ' + ', '.join(pretrained) + ' (Dyck first, then the same corpus training)' if pretrained else ''},
+{n_seed} seeds each, {budget:,} steps, {pr.sizes['checkpoint_step']} checkpoints on a Pythia-like schedule.
+Capabilities: {', '.join(caps)}; solved = greedy accuracy ≥ {solved_acc} on the held-out prompts.""")
+
+# %% [markdown]
+# ## Probe accuracy at every checkpoint
+
+# %%
+#| label: fig-lm-probes
+#| fig-cap: "Greedy accuracy on each capability's held-out prompts against training step (log scale), every seed, one row per size; a jump from near 0 to near 1 between two checkpoints is an emergence."
+fig, axes = plt.subplots(len(models), len(caps), figsize=(3.3 * len(caps), 2.4 * len(models)), sharex=True,
+                         sharey=True, squeeze=False)
+x = np.maximum(steps, 1)
+for r, size in enumerate(models):
+    for c, cap in enumerate(caps):
+        ax = axes[r][c]
+        acc = pr["probe_accuracy"].sel(size=size, capability=cap).values
+        for k in range(min(n_seed, max_figure_seeds)):
+            ax.plot(x, acc[k], lw=1, alpha=0.8)
+        ax.axhline(solved_acc, color="k", ls=":", lw=1)
+        ax.set_xscale("log")
+        if r == 0:
+            ax.set_title(cap)
+        if c == 0:
+            ax.set_ylabel(f"{size}\naccuracy")
+        if r == len(models) - 1:
+            ax.set_xlabel("step")
+fig.tight_layout()
+
+# %% [markdown]
+# ## Steps to emergence against size (the paper's Figure 1)
+
+# %%
+#| label: fig-lm-emergence
+#| fig-cap: "Left: first solved checkpoint per seed against model size, per capability (open triangles: never solved within the budget, drawn at the budget). Right: fraction of seeds that solve, with 90% Wilson intervals."
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+xpos = np.arange(len(sizes))
+for j, cap in enumerate(caps):
+    off = (j - (len(caps) - 1) / 2) * 0.12
+    fr, lo, hi = [], [], []
+    for i, size in enumerate(sizes):
+        t, cen = emergence_times(size, cap)
+        axes[0].plot(np.full((~cen).sum(), i + off), t[~cen], "o", color=f"C{j}", ms=5, alpha=0.8,
+                     label=cap if i == 0 else None)
+        axes[0].plot(np.full(cen.sum(), i + off), t[cen], "^", mfc="none", color=f"C{j}", ms=6)
+        n_ok = int((~cen).sum())
+        w = an.wilson_interval(n_ok, len(cen), level=0.9)
+        fr.append(n_ok / len(cen)), lo.append(w[0]), hi.append(w[1])
+    axes[1].errorbar(xpos + off, fr, yerr=[np.array(fr) - lo, np.array(hi) - fr], fmt="o-", color=f"C{j}", label=cap,
+                     capsize=3)
+for ax in axes:
+    ax.set_xticks(xpos, sizes)
+    ax.set_xlabel("size")
+axes[0].set_yscale("log")
+axes[0].set_ylabel("first solved checkpoint (step)")
+axes[0].legend(fontsize=8)
+axes[1].set_ylabel("fraction of seeds solved")
+axes[1].set_ylim(-0.05, 1.05)
+fig.tight_layout()
+
+# %%
+rows = []
+for size in models:
+    for cap in caps:
+        t, cen = emergence_times(size, cap)
+        s = pr.sel(size=size, capability=cap)
+        rows.append({"size": size, "capability": cap, "seeds solved": f"{int((~cen).sum())}/{len(cen)}",
+                     "first solved steps": ", ".join(fmt_step(v) for v in sorted(t[~cen])) or "none",
+                     "KM median": fmt_step(an.km_median(t, cen)),
+                     "binary-search evaluations (max)": int(s["bracket_evaluations"].max())})
+table(pd.DataFrame(rows), index=False)
+
+# %% [markdown]
+# ## One emergence, patched head by head
+
+# %%
+runs = []  # every bracketed (size, capability, seed) that was patched
+for size, ds in patch.items():
+    for i, cap in enumerate(ds["capability"].values):
+        for k, seed in enumerate(ds["seed"].values):
+            if np.isfinite(ds["p_new"].values[i, k]):
+                runs.append((size, str(cap), k))
+example = max(runs, key=lambda r: float(patch[r[0]]["p_new"].values[caps.index(r[1]), r[2]]
+                                          - patch[r[0]]["p_old"].values[caps.index(r[1]), r[2]]), default=None)
+md("No capability emerged between two checkpoints on this profile, so nothing was patched." if example is None else
+   f"Example: size {example[0]}, capability {example[1]}, seed {int(patch[example[0]]['seed'].values[example[2]])} "
+   f"(largest old → new gap); {len(runs)} bracketed runs were patched in all.")
+
+# %%
+#| label: fig-lm-patching
+#| fig-cap: "Left: Δp of patching each head alone (the new checkpoint's attention into the old one), for the example run. Middle: its p(correct) against step with the bracket marked. Right: fraction of the old → new gap recovered by patching the top-k heads together, every patched run (median in black)."
+fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+if example is not None:
+    size, cap, k = example
+    ds = patch[size]
+    i = caps.index(cap)
+    sns.heatmap(ds["delta_p"].values[i, k], ax=axes[0], cmap="rocket_r", annot=ds.sizes["head"] <= 8, fmt=".2f",
+                cbar_kws={"label": "Δp"})
+    axes[0].set_xlabel("head")
+    axes[0].set_ylabel("layer")
+    pc = pr["probe_p_correct"].sel(size=size, capability=cap).values[k]
+    axes[1].plot(np.maximum(steps, 1), pc, "o-", ms=3)
+    b = pr.sel(size=size, capability=cap)
+    for v in (b["bracket_old_step"].values[k], b["bracket_new_step"].values[k]):
+        axes[1].axvline(max(int(v), 1), color="C3", ls="--", lw=1)
+    axes[1].set_xscale("log")
+    axes[1].set_xlabel("step")
+    axes[1].set_ylabel("p(correct)")
+    ks = ds["k"].values
+    curves = np.array([patch[s]["top_k_recovery"].values[caps.index(c), kk] for s, c, kk in runs
+                       if list(patch[s]["k"].values) == list(ks)])
+    for cur in curves:
+        axes[2].plot(ks, cur, color="C0", alpha=0.3, lw=1)
+    if len(curves):
+        axes[2].plot(ks, np.median(curves, axis=0), color="k", lw=2, marker="o")
+    axes[2].set_xscale("log", base=2)
+    axes[2].set_xlabel("heads patched (top k)")
+    axes[2].set_ylabel("fraction of gap recovered")
+fig.tight_layout()
+
+# %%
+if runs:
+    rows = []
+    for size, cap, k in runs:
+        ds = patch[size]
+        i = caps.index(cap)
+        e = ds["delta_p"].values[i, k]
+        top = np.unravel_index(np.nanargmax(e), e.shape)
+        rows.append({"size": size, "capability": cap, "seed": int(ds["seed"].values[k]),
+                     "p old → new": f"{fmt(float(ds['p_old'].values[i, k]))} → {fmt(float(ds['p_new'].values[i, k]))}",
+                     "top head (layer.head)": f"{top[0]}.{top[1]}", "its Δp": float(e[top]),
+                     "reverse Δp (old into new)": float(ds["reverse_delta_p"].values[i, k][top]),
+                     "previous-token score": float(ds["previous_token_score"].values[i, k][top]),
+                     "induction score": float(ds["induction_score"].values[i, k][top]),
+                     "entropy old → new": f"{fmt(float(ds['entropy_old'].values[i, k][top]))} → "
+                                          f"{fmt(float(ds['entropy_new'].values[i, k][top]))}"})
+    display(table(pd.DataFrame(rows).head(40), index=False))
+
+# %% [markdown]
+# ## Real Pythia checkpoints
+
+# %%
+py = read_netcdf(pythia_path)
+if py.attrs.get("status") != "ran":
+    display(md("""Not run on this machine: the Pythia analysis downloads checkpoints from the Hugging Face
+hub and is off by default (`pythia.enabled: false` in params.yaml; README says how to run it and
+what it costs). The small models above stand in for it."""))
+else:
+    rows = []
+    for i, size in enumerate(py["size"].values):
+        for j, seed in enumerate(py["seed"].values):
+            rows.append({"size": str(size), "seed": int(seed),
+                         "bracket": ("never solved" if py["censored"].values[i, j] else
+                                     f"{int(py['old_step'].values[i, j]):,} → {int(py['new_step'].values[i, j]):,}"),
+                         "checkpoints evaluated": int(py["evaluations"].values[i, j]),
+                         "p old → new": f"{fmt(float(py['p_old'].values[i, j]))} → {fmt(float(py['p_new'].values[i, j]))}",
+                         "top heads (layer.head:Δp)": str(py["top_heads"].values[i, j])})
+    display(md(f"Capability `{py.attrs['capability']}`, solved = greedy accuracy ≥ {py.attrs['solved_accuracy']}."))
+    display(table(pd.DataFrame(rows), index=False))
+
+# %% [markdown]
+# ## Claims
+
+# %%
+claims = []
+# 1a: abrupt. For each solved run: (first solved step - last checkpoint below 1 - solved_acc) / first solved step.
+ratios = []
+for size in sizes:
+    for cap in caps:
+        acc = pr["probe_accuracy"].sel(size=size, capability=cap).values
+        t, cen = emergence_times(size, cap)
+        for k in np.flatnonzero(~cen):
+            j = int(np.searchsorted(steps, t[k]))
+            low = np.flatnonzero(acc[k, :j] < 1 - solved_acc)
+            if len(low) and t[k] > 0:
+                ratios.append((t[k] - steps[low[-1]]) / t[k])
+if ratios:
+    med = float(np.median(ratios))
+    claims.append(("1: capabilities emerge abruptly",
+                   f"median (first solved − last near-zero checkpoint) / first solved step = {med:.3f} over "
+                   f"{len(ratios)} solved runs (abrupt below {cfg['abrupt_ratio']})",
+                   "reproduced" if med < cfg["abrupt_ratio"] else "not reproduced"))
+else:
+    claims.append(("1: capabilities emerge abruptly", "no run solved a capability", "not reproduced"))
+
+# 1b: at random times across seeds: within a (size, capability), some but not all seeds solve,
+# or the solved seeds' steps span more than a factor of 2.
+spread = []
+for size in sizes:
+    for cap in caps:
+        t, cen = emergence_times(size, cap)
+        some_not_all = 0 < (~cen).sum() < len(cen)
+        wide = (~cen).sum() >= 2 and t[~cen].max() > 2 * max(t[~cen].min(), 1)
+        spread.append(some_not_all or wide)
+claims.append(("1: at seed-dependent times",
+               f"{sum(spread)}/{len(spread)} (size, capability) pairs have some-but-not-all seeds solving or "
+               "solved steps spanning more than 2x", "reproduced" if any(spread) else "not reproduced"))
+
+# 1c: larger models earlier (pooled log-rank over capabilities, largest vs smallest) and more often (Fisher).
+if len(sizes) >= 2:
+    zs = []
+    solved_small = solved_large = 0
+    for cap in caps:
+        tl, cl = emergence_times(sizes[-1], cap)
+        ts, cs = emergence_times(sizes[0], cap)
+        zs.append(an.logrank_test(tl, cl, ts, cs)[0])
+        solved_large += int((~cl).sum())
+        solved_small += int((~cs).sum())
+    z, p = an.pooled_z(zs)
+    n = n_seed * len(caps)
+    claims.append((f"1: larger models emerge earlier ({sizes[-1]} vs {sizes[0]})",
+                   f"log-rank pooled over capabilities (Stouffer) z = {z:.2f}, p = {p:.3g}",
+                   "reproduced" if p < alpha else "not reproduced"))
+    _, pf = fisher_exact([[solved_large, n - solved_large], [solved_small, n - solved_small]], alternative="greater")
+    claims.append((f"1: larger models solve more often ({sizes[-1]} vs {sizes[0]})",
+                   f"solved {solved_large}/{n} vs {solved_small}/{n} (size, capability, seed) runs; "
+                   f"one-sided Fisher p = {pf:.3g}", "reproduced" if pf < alpha else "not reproduced"))
+
+# 2: the jump comes with a head whose attention sharpens: the top patched head's entropy drops.
+drops = [float(patch[s]["entropy_new"].values[caps.index(c), k][np.unravel_index(
+    np.nanargmax(patch[s]["delta_p"].values[caps.index(c), k]), patch[s]["delta_p"].values[caps.index(c), k].shape)]
+    < patch[s]["entropy_old"].values[caps.index(c), k][np.unravel_index(
+        np.nanargmax(patch[s]["delta_p"].values[caps.index(c), k]), patch[s]["delta_p"].values[caps.index(c), k].shape)])
+    for s, c, k in runs]
+if drops:
+    p2 = binomtest(int(sum(drops)), len(drops), 0.5, alternative="greater").pvalue
+    claims.append(("2: each jump coincides with a head's attention sharpening",
+                   f"the top-Δp head's answer-row entropy drops across the bracket in {int(sum(drops))}/{len(drops)} "
+                   f"runs; one-sided sign test p = {p2:.3g}", "reproduced" if p2 < alpha else "not reproduced"))
+else:
+    claims.append(("2: each jump coincides with a head's attention sharpening", "no patched run", "not run on this profile"))
+
+# 3: the top few heads recover most of the gap.
+few = cfg["few_heads"]
+rec = [float(patch[s]["top_k_recovery"].sel(k=few).values[caps.index(c), k]) for s, c, k in runs
+       if few in patch[s]["k"].values]
+if rec:
+    med = float(np.median(rec))
+    boot = np.random.default_rng(0).choice(rec, size=(2000, len(rec))).mean(1) if len(rec) > 1 else np.array(rec)
+    lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    claims.append((f"3: patching the top {few} heads recovers most of the gap",
+                   f"median fraction recovered {med:.2f} over {len(rec)} runs (mean {np.mean(rec):.2f}, "
+                   f"{1 - alpha:.0%} bootstrap interval {lo:.2f} to {hi:.2f}); 'most' = ≥ {cfg['most_of_gap']}",
+                   "reproduced" if med >= cfg["most_of_gap"] else "not reproduced"))
+else:
+    claims.append((f"3: patching the top {few} heads recovers most of the gap", "no patched run with that many heads",
+                   "not run on this profile"))
+# 9: pre-pretraining on Dyck speeds up the in-context capabilities (spans, patterns): pooled log-rank,
+# pre-pretrained twin earlier than the same size from scratch.
+in_context = [c for c in caps if c in ("spans", "patterns")]
+if pretrained and in_context:
+    zs, detail = [], []
+    for twin in pretrained:
+        base = twin.split("+")[0]
+        for cap in in_context:
+            tp, cp_ = emergence_times(twin, cap)
+            tb, cb = emergence_times(base, cap)
+            zs.append(an.logrank_test(tp, cp_, tb, cb)[0])
+            detail.append(f"{cap}: KM median {fmt_step(an.km_median(tp, cp_))} vs {fmt_step(an.km_median(tb, cb))}")
+    z9, p9 = an.pooled_z(zs)
+    claims.append(("9: pre-pretraining on Dyck speeds up in-context emergence",
+                   f"{', '.join(pretrained)} vs from scratch, {'; '.join(detail)}; pooled log-rank z = {z9:.2f}, "
+                   f"p = {p9:.3g}", "reproduced" if p9 < alpha else "not reproduced"))
+else:
+    claims.append(("9: pre-pretraining speeds up in-context emergence", "no pre-pretrained model or no in-context probe",
+                   "not run on this profile"))
+table(pd.DataFrame(claims, columns=["claim", "measured here", "verdict"]), index=False)
+
+# %%
+md(f"""Emergence is located as in the paper: binary search over the checkpoints for the first one whose
+greedy accuracy on the held-out prompts reaches {solved_acc} (at most
+{int(pr['bracket_evaluations'].max())} checkpoint evaluations per run); a run never solved by step
+{budget:,} is censored there, and enters the log-rank tests as censored. These are models of
+60k–450k parameters trained for {budget:,} steps on a generated corpus, not Pythia: sizes here
+differ in width only. Tests are one-sided at α = {alpha}.""")
