@@ -99,6 +99,7 @@ MODEL_TRAIN_BIAS: dict[str, Spec] = {
     "bias.at_eval": Spec(bool),
 }
 ANALYSIS: dict[str, Spec] = {
+    "analysis.flat_ratio": _float(1.0, 1000.0),
     "analysis.plateau_threshold": _float(0.0, 1.0),
     "analysis.emergence_threshold": _float(0.0, 1.0),
     "analysis.solved_threshold": _float(0.0, 1.0),

@@ -159,8 +159,9 @@ claims = [compare("linear map", "heads", "n_head", "max", "6: more heads help (l
 table(pd.DataFrame(claims, columns=["claim", "measured here", "verdict"]), index=False)
 
 # %%
+thresholds = "; ".join(f"{task} {json.loads(s.attrs['analysis'])['plateau_threshold']}" for task, s in summaries.items())
 md(f"""Each comparison takes the two ends of a family (most vs fewest heads; one layer vs the
-deepest) and tests whether seeds at the favoured end leave the plateau sooner (progress ≥
-{ana_cfg['plateau_threshold']}), censoring seeds that never do, at α = {alpha}. Parameter counts
+deepest) and tests whether seeds at the favoured end leave the plateau sooner (progress ≥ the
+task's plateau threshold: {thresholds}), censoring seeds that never do, at α = {alpha}. Parameter counts
 differ across cells by design (more heads of a fixed size is a wider model); the tables list
 them. The paper's head sweep goes to 128 heads and head sizes 4, 8 and 16 (the `paper` profile).""")
