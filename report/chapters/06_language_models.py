@@ -128,14 +128,29 @@ axes[1].set_ylim(-0.05, 1.05)
 fig.tight_layout()
 
 # %%
+def jump_ratios(size, cap):
+    """Per solved seed: (first solved step - last checkpoint below 1 - solved accuracy) / first solved step."""
+    acc = pr["probe_accuracy"].sel(size=size, capability=cap).values
+    t, cen = emergence_times(size, cap)
+    out = []
+    for k in np.flatnonzero(~cen):
+        j = int(np.searchsorted(steps, t[k]))
+        low = np.flatnonzero(acc[k, :j] < 1 - solved_acc)
+        if len(low) and t[k] > 0:
+            out.append((t[k] - steps[low[-1]]) / t[k])
+    return out
+
+
 rows = []
 for size in models:
     for cap in caps:
         t, cen = emergence_times(size, cap)
         s = pr.sel(size=size, capability=cap)
+        r = jump_ratios(size, cap)
         rows.append({"size": size, "capability": cap, "seeds solved": f"{int((~cen).sum())}/{len(cen)}",
                      "first solved steps": ", ".join(fmt_step(v) for v in sorted(t[~cen])) or "none",
                      "KM median": fmt_step(an.km_median(t, cen)),
+                     "jump width / step (median)": fmt(float(np.median(r))) if r else "n/a",
                      "binary-search evaluations (max)": int(s["bracket_evaluations"].max())})
 table(pd.DataFrame(rows), index=False)
 
@@ -233,23 +248,14 @@ else:
 # %%
 claims = []
 # 1a: abrupt. For each solved run: (first solved step - last checkpoint below 1 - solved_acc) / first solved step.
-ratios, within_one = [], 0
-for size in sizes:
-    for cap in caps:
-        acc = pr["probe_accuracy"].sel(size=size, capability=cap).values
-        t, cen = emergence_times(size, cap)
-        for k in np.flatnonzero(~cen):
-            j = int(np.searchsorted(steps, t[k]))
-            low = np.flatnonzero(acc[k, :j] < 1 - solved_acc)
-            if len(low) and t[k] > 0:
-                ratios.append((t[k] - steps[low[-1]]) / t[k])
-                within_one += int(low[-1] == j - 1)  # from near 0 to solved between two adjacent checkpoints
+ratios = [r for size in sizes for cap in caps for r in jump_ratios(size, cap)]
 if ratios:
     med = float(np.median(ratios))
     claims.append(("1: capabilities emerge abruptly",
                    f"median (first solved − last near-zero checkpoint) / first solved step = {med:.3f} over "
-                   f"{len(ratios)} solved runs (abrupt below {cfg['abrupt_ratio']}); {within_one}/{len(ratios)} rose "
-                   "from below 1 − solved accuracy to solved between two adjacent checkpoints (the schedule's resolution)",
+                   f"{len(ratios)} solved runs of every size (abrupt below {cfg['abrupt_ratio']}); "
+                   f"{sum(r < cfg['abrupt_ratio'] for r in ratios)}/{len(ratios)} runs are abrupt; per (size, capability) "
+                   "in the table above. Early checkpoints are log-spaced (128, 256, ...), which caps how abrupt an early jump can look",
                    "reproduced" if med < cfg["abrupt_ratio"] else "not reproduced"))
 else:
     claims.append(("1: capabilities emerge abruptly", "no run solved a capability", "not reproduced"))
