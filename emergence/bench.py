@@ -138,7 +138,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
         row["steps"] = sum(x["steps"] for x in runs)
         rows.append(row)
     for r in rows:
-        solo = [x for x in samples[(r["config"], 1)]] if (r["config"], 1) in samples else None
+        solo = samples.get((r["config"], 1))
         if solo:
             # per round, then the median: the speed-up compares measurements taken minutes apart at most
             mine = samples[(r["config"], r["seeds_per_group"])]

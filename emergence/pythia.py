@@ -24,6 +24,7 @@ from emergence.hooks import Hook, pattern_name, scores_name
 ATTENTION_NAME = "emergence_hooked"
 _ACTIVE_HOOKS: contextvars.ContextVar[Mapping[str, Hook] | None] = contextvars.ContextVar("hooks", default=None)
 # Pythia's released checkpoints: 0, 1, 2, 4, ..., 512, then every 1000 steps to 143000.
+PROBE_WORDS = ("apple", "river", "stone", "cloud", "green", "music", "paper", "light", "table", "horse")
 PYTHIA_STEPS = [0] + [2**i for i in range(10)] + list(range(1000, 143001, 1000))
 
 
@@ -127,8 +128,7 @@ def text_probes(kind: str, n: int, seed: int = 0) -> list[tuple[str, str]]:
             s = [str(d) for d in rng.integers(0, 10, size=8)]
             out.append((" ".join(s + s[:-1]), " " + s[-1]))
         else:
-            words = ["apple", "river", "stone", "cloud", "green", "music", "paper", "light", "table", "horse"]
-            s = [words[i] for i in rng.integers(0, len(words), size=6)]
+            s = [PROBE_WORDS[i] for i in rng.integers(0, len(PROBE_WORDS), size=6)]
             out.append((" ".join(s + s[:-1]), " " + s[-1]))
     return out
 

@@ -82,7 +82,6 @@ def test_run_brackets_and_patches_local_checkpoints(tiny_dir, tmp_path):
         def __call__(self, text):
             return {"input_ids": [int(w) + 1 for w in text.split()]}  # digits -> ids 1..10
 
-    base = transformers.GPTNeoXForCausalLM.from_pretrained(tiny_dir)
     answers_model = pythia.HookedNeoX(transformers.GPTNeoXForCausalLM.from_pretrained(tiny_dir))
 
     def fake_solved(step):
@@ -114,4 +113,3 @@ def test_run_brackets_and_patches_local_checkpoints(tiny_dir, tmp_path):
     assert int(ds["old_step"][0, 0]) == 2 and int(ds["new_step"][0, 0]) == 4 and int(ds["censored"][0, 0]) == 0
     assert int(ds["evaluations"][0, 0]) <= 4
     assert ds["top_k_recovery"].shape == (1, 1, 2)
-    del base

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
+from emergence.experiments.runner import prepare_device, train_section, training_dataset
 from emergence.io import read_netcdf, write_netcdf
 from emergence.model import ModelConfig
 from emergence.provenance import code_version
@@ -69,20 +69,15 @@ def model_config(model: dict, layout: ca.Layout) -> ModelConfig:
 def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
                  scratch_root: Path) -> xr.Dataset:
     """As experiments.linear_map.run_training, for a params dict with a `cellular_automata` section."""
-    from emergence.experiments.linear_map import bias_hooks
-
     section = params["cellular_automata"]
     task_params, train = section["task"], section["train"]
     task_ds = read_netcdf(task_path)
     device = prepare_device(train)
     task = task_tensors(task_ds, task_params).to(device)
     cfg = model_config(section["model"], layout_of(task_params))
-    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
-    run_config = {"cellular_automata": {k: section[k] for k in ("task", "model", "train", "bias")}}
-    arrays, diverged, seeds = train_seeds(
-        task, cfg, train, scratch_root, "cellular_automata",
-        trajectory_key={"config": run_config, "rules": task_ds["rules"].values.tolist()},
-        checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
+    arrays, diverged, seeds, run_config = train_section("cellular_automata", section, task, cfg,
+                                                        {"rules": task_ds["rules"].values.tolist()}, checkpoint_dir,
+                                                        scratch_root, device)
     ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="cell",
                           unit_text="cell i of a state (over the predicted states)", run_config=run_config,
                           experiment="cellular_automata",

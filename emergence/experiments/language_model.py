@@ -226,6 +226,7 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
     old = last checkpoint before the capability is solved, new = first at which it is."""
     from emergence import patching as pt
     from emergence.config import int_list
+    from emergence.metrics import attention_entropy
 
     section = params["language_model"]
     pcfg = section["patching"]
@@ -263,8 +264,6 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
             po = pt.answer_probability(old(x), pos, answers).mean(1)
             p_new[i, k], p_old[i, k] = float(pn), float(po)
             recovery[i, k] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn, pcfg["stage"], rows)[0].numpy()
-            from emergence.metrics import attention_entropy
-
             answer_row = prompts.shape[1] - 1
             for layer, pat in pt.record_attention(new, x, "pattern").items():
                 ent_new[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()

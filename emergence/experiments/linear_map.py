@@ -8,9 +8,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.config import int_list
-from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
-from emergence.hooks import ground_truth_bias
+from emergence.experiments.runner import prepare_device, train_section, training_dataset
 from emergence.io import read_netcdf, write_netcdf
 from emergence.model import ModelConfig
 from emergence.provenance import code_version
@@ -69,14 +67,6 @@ def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
                        d_mlp=model_params["d_mlp"], norm=model_params["norm"])
 
 
-def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
-    """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
-    layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
-    heads = None if bias["heads"] == "all" else int_list(bias["heads"])
-    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, heads)
-    return hooks, (hooks if bias["at_eval"] else {})
-
-
 def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
                  scratch_root: Path) -> xr.Dataset:
     """Train every seed (resuming from scratch), then write results (and checkpoints, unless
@@ -87,12 +77,9 @@ def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_d
     device = prepare_device(train)
     task = task_tensors(task_ds, task_params).to(device)
     cfg = model_config(section["model"], layout_of(task_params))
-    run_config = {"linear_map": {k: section[k] for k in ("task", "model", "train", "bias")}}
-    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
-    arrays, diverged, seeds = train_seeds(
-        task, cfg, train, scratch_root, "linear_map",
-        trajectory_key={"config": run_config, "A": task_ds["A"].values.tolist()},
-        checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
+    arrays, diverged, seeds, run_config = train_section("linear_map", section, task, cfg,
+                                                        {"A": task_ds["A"].values.tolist()}, checkpoint_dir,
+                                                        scratch_root, device)
     S = task_ds.sizes["row"]
     ds = training_dataset(
         arrays, diverged, seeds, cfg, train, unit_dim="bit", unit_text="output bit i (row i of A)",

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.config import config_hash
-from emergence.hooks import Hook
+from emergence.config import config_hash, int_list
+from emergence.hooks import Hook, ground_truth_bias
 from emergence.model import ModelConfig
 from emergence.provenance import code_version
 from emergence.train import Task, merge_checkpoints, resolve_device, schedules, train_group
@@ -91,3 +91,25 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
              "model_config": json.dumps(cfg.to_dict(), sort_keys=True), "code_version": code_version(),
              "torch_version": torch.__version__, **(extra_attrs or {})}
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+
+def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
+    """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
+    layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
+    heads = None if bias["heads"] == "all" else int_list(bias["heads"])
+    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, heads)
+    return hooks, (hooks if bias["at_eval"] else {})
+
+
+def train_section(name: str, section: dict, task: Task, cfg: ModelConfig, task_identity: dict,
+                  checkpoint_dir: Path | None, scratch_root: Path,
+                  device: torch.device) -> tuple[dict[str, np.ndarray], np.ndarray, list[int], dict]:
+    """Train a synthetic task's section (task, model, train, bias) with its attention-bias hooks.
+    `task_identity` (the matrix A, the rule pool) joins the config in the resume key.
+    Returns (arrays, diverged_step, seeds, run_config)."""
+    run_config = {name: {k: section[k] for k in ("task", "model", "train", "bias")}}
+    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
+    arrays, diverged, seeds = train_seeds(
+        task, cfg, section["train"], scratch_root, name, trajectory_key={"config": run_config, **task_identity},
+        checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
+    return arrays, diverged, seeds, run_config

@@ -203,13 +203,19 @@ if example is not None:
 fig.tight_layout()
 
 # %%
+def top_head(size, cap, k):
+    """(layer, head) with the largest single-head Δp in one patched run."""
+    e = patch[size]["delta_p"].values[caps.index(cap), k]
+    return np.unravel_index(np.nanargmax(e), e.shape)
+
+
 if runs:
     rows = []
     for size, cap, k in runs:
         ds = patch[size]
         i = caps.index(cap)
         e = ds["delta_p"].values[i, k]
-        top = np.unravel_index(np.nanargmax(e), e.shape)
+        top = top_head(size, cap, k)
         rows.append({"size": size, "capability": cap, "seed": int(ds["seed"].values[k]),
                      "p old → new": f"{fmt(float(ds['p_old'].values[i, k]))} → {fmt(float(ds['p_new'].values[i, k]))}",
                      "top head (layer.head)": f"{top[0]}.{top[1]}", "its Δp": float(e[top]),
@@ -255,7 +261,8 @@ if ratios:
                    f"median (first solved − last near-zero checkpoint) / first solved step = {med:.3f} over "
                    f"{len(ratios)} solved runs of every size (abrupt below {cfg['abrupt_ratio']}); "
                    f"{sum(r < cfg['abrupt_ratio'] for r in ratios)}/{len(ratios)} runs are abrupt; per (size, capability) "
-                   "in the table above. Early checkpoints are log-spaced (128, 256, ...), which caps how abrupt an early jump can look",
+                   f"in the table above. Early checkpoints are log-spaced ({', '.join(str(int(x)) for x in steps[(steps >= 64) & (steps <= 512)])}"
+                   "; regular after), which caps how abrupt an early jump can look",
                    "reproduced" if med < cfg["abrupt_ratio"] else "not reproduced"))
 else:
     claims.append(("1: capabilities emerge abruptly", "no run solved a capability", "not reproduced"))
@@ -294,11 +301,8 @@ if len(sizes) >= 2:
                    f"one-sided Fisher p = {pf:.3g}", "reproduced" if pf < alpha else "not reproduced"))
 
 # 2: the jump comes with a head whose attention sharpens: the top patched head's entropy drops.
-drops = [float(patch[s]["entropy_new"].values[caps.index(c), k][np.unravel_index(
-    np.nanargmax(patch[s]["delta_p"].values[caps.index(c), k]), patch[s]["delta_p"].values[caps.index(c), k].shape)]
-    < patch[s]["entropy_old"].values[caps.index(c), k][np.unravel_index(
-        np.nanargmax(patch[s]["delta_p"].values[caps.index(c), k]), patch[s]["delta_p"].values[caps.index(c), k].shape)])
-    for s, c, k in runs]
+drops = [bool(patch[s]["entropy_new"].values[caps.index(c), k][top_head(s, c, k)]
+              < patch[s]["entropy_old"].values[caps.index(c), k][top_head(s, c, k)]) for s, c, k in runs]
 if drops:
     p2 = binomtest(int(sum(drops)), len(drops), 0.5, alternative="greater").pvalue
     claims.append(("2: each jump coincides with a head's attention sharpening",
