@@ -33,13 +33,18 @@ def attention_bias(bias: torch.Tensor, heads: Iterable[int] | None = None) -> Ho
     never let a position see the future."""
     heads = None if heads is None else tuple(heads)
 
-    def hook(scores: torch.Tensor, name: str) -> torch.Tensor:
-        T = scores.shape[-1]
-        b = bias[..., :T, :T].to(scores.dtype)
-        if heads is not None:
-            b = b * _head_mask(scores.shape[-3], heads, scores)
-        return scores + b
+    def per_head(T: int, n_head: int, like: torch.Tensor) -> torch.Tensor:
+        b = bias[..., :T, :T].to(device=like.device, dtype=like.dtype)
+        return b if heads is None else b * _head_mask(n_head, heads, like)
 
+    def hook(scores: torch.Tensor, name: str) -> torch.Tensor:
+        return scores + per_head(scores.shape[-1], scores.shape[-3], scores)
+
+    if bias.dim() <= 3:
+        # A bias shared by every seed and sequence ([T, T] or [H, T, T]) can ride into the fused
+        # attention kernel as an additive mask instead of forcing the explicit path (see
+        # CausalSelfAttention); `additive_bias(T, n_head, like)` gives it.
+        hook.additive_bias = per_head
     return hook
 
 

@@ -15,7 +15,9 @@ mechanism, `hooks={name: fn}` where fn(tensor, name) returns a replacement or No
 
 An attention bias is a hook on hook_scores, a pattern override a hook on hook_pattern,
 recording a hook that stores (see emergence/hooks.py). Without hooks on a layer's scores or
-pattern the layer uses fused scaled-dot-product attention.
+pattern the layer uses fused scaled-dot-product attention; a scores hook that only adds a
+bias shared across seeds and sequences (it carries `additive_bias`) keeps the fused path,
+the bias passed as the kernel's additive mask.
 """
 from __future__ import annotations
 
@@ -95,7 +97,9 @@ class CausalSelfAttention(nn.Module):
         T, H, dh = N // batch, cfg.n_head, cfg.d_head
         qkv = self.qkv(x).view(E, batch, T, 3, H, dh)
         prefix = f"blocks.{self.layer}.attn."
-        if hooks and (prefix + "hook_scores" in hooks or prefix + "hook_pattern" in hooks):
+        scores_hook = hooks.get(prefix + "hook_scores") if hooks else None
+        additive = getattr(scores_hook, "additive_bias", None)
+        if (scores_hook is not None and additive is None) or (hooks and prefix + "hook_pattern" in hooks):
             q, k, v = qkv.permute(3, 0, 1, 4, 2, 5).unbind(0)  # [E, B, H, T, dh]
             scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))
             scores = _apply(hooks, prefix + "hook_scores", scores)
@@ -105,7 +109,12 @@ class CausalSelfAttention(nn.Module):
         else:
             # Strided views straight out of the fused projection: no copies before the kernel.
             q, k, v = qkv.view(E * batch, T, 3, H, dh).permute(2, 0, 3, 1, 4).unbind(0)  # [E*B, H, T, dh]
-            z = F.scaled_dot_product_attention(q, k, v, is_causal=True).view(E, batch, H, T, dh)
+            if additive is None:
+                z = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                mask = additive(T, H, x).masked_fill(~self.causal[:T, :T], float("-inf"))
+                z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            z = z.view(E, batch, H, T, dh)
         z = _apply(hooks, prefix + "hook_z", z.transpose(2, 3))  # [E, B, T, H, dh]
         return self.proj(z.reshape(E, N, cfg.d_model))
 
