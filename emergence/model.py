@@ -22,12 +22,14 @@ the bias passed as the kernel's additive mask.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from emergence.mixers import MIXER_CLASSES
 
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
@@ -41,6 +43,10 @@ class ModelConfig:
     n_head: int = 8
     d_mlp: int = 512
     norm: str = "pre"  # "pre" (pre-LN) or "none"
+    mixer: str = "attention"  # the token-mixing slot: attention or one of emergence.mixers.MIXERS
+    d_state: int = 16         # mamba2: state size N per head
+    expand: int = 1           # mamba2: d_inner = expand * d_model
+    conv_kernel: int = 4      # mamba2 / gated_deltanet: width of the short causal convolution
 
     @property
     def d_head(self) -> int:
@@ -135,7 +141,8 @@ class Block(nn.Module):
         self.layer = layer
         norm = (lambda: SeedLayerNorm(n_seeds, cfg.d_model)) if cfg.norm == "pre" else nn.Identity
         self.ln_1, self.ln_2 = norm(), norm()
-        self.attn = CausalSelfAttention(cfg, n_seeds, layer)
+        self.attn = (CausalSelfAttention(cfg, n_seeds, layer) if cfg.mixer == "attention"
+                     else MIXER_CLASSES[cfg.mixer](cfg, n_seeds, layer))
         self.mlp = MLP(cfg, n_seeds) if cfg.d_mlp > 0 else None
 
     def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
@@ -169,7 +176,8 @@ class SeedTransformer(nn.Module):
     def hook_names(self) -> list[str]:
         names = []
         for layer in range(self.cfg.n_layer):
-            names += [f"blocks.{layer}.hook_resid_pre", f"blocks.{layer}.attn.hook_scores",
+            scores = [f"blocks.{layer}.attn.hook_scores"] if self.cfg.mixer == "attention" else []
+            names += [f"blocks.{layer}.hook_resid_pre", *scores,
                       f"blocks.{layer}.attn.hook_pattern", f"blocks.{layer}.attn.hook_z",
                       f"blocks.{layer}.hook_resid_mid", f"blocks.{layer}.hook_resid_post"]
         return names
@@ -188,6 +196,9 @@ class SeedTransformer(nn.Module):
                 else:
                     std = residual_std if name.endswith("proj.weight") else 0.02
                     p[k].copy_(torch.randn(p.shape[1:], generator=gen) * std)
+            for module in self.modules():  # mixers set their gates, decays and convolutions
+                if hasattr(module, "reset_seed_"):
+                    module.reset_seed_(k, gen)
 
     def forward(self, tokens: torch.Tensor, hooks: Mapping[str, Hook] | None = None) -> torch.Tensor:
         E, B, T = tokens.shape
@@ -234,8 +245,27 @@ class SeedTransformer(nn.Module):
 
 def parameter_count(cfg: ModelConfig) -> int:
     """Trainable parameters of one seed's model."""
-    d, V, T, L, m = cfg.d_model, cfg.vocab_size, cfg.seq_len, cfg.n_layer, cfg.d_mlp
-    norms = 2 * d if cfg.norm == "pre" else 0
-    attn = d * 3 * d + 3 * d + d * d + d
-    mlp = (d * m + m + m * d + d) if m > 0 else 0
-    return V * d + T * d + L * (attn + mlp + 2 * norms) + norms + d * V
+    if cfg.mixer == "attention":
+        d, V, T, L, m = cfg.d_model, cfg.vocab_size, cfg.seq_len, cfg.n_layer, cfg.d_mlp
+        norms = 2 * d if cfg.norm == "pre" else 0
+        attn = d * 3 * d + 3 * d + d * d + d
+        mlp = (d * m + m + m * d + d) if m > 0 else 0
+        return V * d + T * d + L * (attn + mlp + 2 * norms) + norms + d * V
+    with torch.device("meta"):
+        model = SeedTransformer.__new__(SeedTransformer)
+        nn.Module.__init__(model)
+        E = 1
+        model.wte = nn.Parameter(torch.empty(E, cfg.vocab_size, cfg.d_model))
+        model.wpe = nn.Parameter(torch.empty(E, cfg.seq_len, cfg.d_model))
+        model.blocks = nn.ModuleList(Block(cfg, E, layer) for layer in range(cfg.n_layer))
+        model.ln_f = SeedLayerNorm(E, cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+        model.head = SeedLinear(E, cfg.d_model, cfg.vocab_size, bias=False)
+    return sum(p[0].numel() for p in model.parameters())
+
+
+def matched_d_mlp(cfg: ModelConfig, target: int) -> int:
+    """The MLP width (>= 1) that brings this architecture's parameter count closest to `target`
+    (the count is linear in d_mlp: each layer adds 2 d_model + 1 parameters per unit)."""
+    base = parameter_count(replace(cfg, d_mlp=1))
+    per_unit = cfg.n_layer * (2 * cfg.d_model + 1)
+    return max(1, 1 + round((target - base) / per_unit))

@@ -1,0 +1,370 @@
+"""Sequence mixers other than softmax attention, each with a leading seed axis (claim 8).
+
+Every mixer fills the transformer block's token-mixing slot (`blocks.{l}.attn`), so the
+embedding, MLPs, head, trainer and hooks are shared with the transformer. Each mixer's core
+is linear in its values given the gates, `z = M @ v` per head, with an effective
+token-mixing matrix M [E, B, H, T, T] (causal: M[t, s] = 0 for s > t):
+
+    mlp_mixer       M = tril(W)                 one learned T x T matrix per head, the same
+                                                for every sequence (a causal MLP-Mixer's
+                                                token mixing; no softmax, no content)
+    mamba2          M[t, s] = (C_t . B_s) exp(sum_{s<r<=t} dt_r A) dt_s      Mamba-2's SSD
+    gated_deltanet  S_t = a_t S_{t-1} (I - b_t k_t k_t^T) + b_t v_t k_t^T,  o_t = S_t q_t
+    rwkv7           S_t = S_{t-1} (diag(w_t) - kk_t (a_t * kk_t)^T) + v_t k_t^T, o_t = S_t r_t
+
+`blocks.{l}.attn.hook_pattern` carries M (raw, signed), and a hook that returns a new M
+overrides the mixing exactly as it overrides attention probabilities; `hook_z` carries the
+per-head outputs. Mixers have no pre-softmax scores, so a hook on hook_scores is an error.
+
+Fast paths avoid M where it is not needed: Gated DeltaNet solves its triangular system
+against the values, RWKV-7 runs its recurrence (its per-channel decay has no stable
+full-sequence parallel form); with a pattern hook both build M (RWKV-7 by running the same
+recurrence on one-hot values). Each is tested against its published recurrence in
+tests/test_mixers.py.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
+MIXERS = ("attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7")
+
+
+def _hook(hooks: Mapping[str, Hook] | None, name: str, x: torch.Tensor) -> torch.Tensor:
+    if hooks and name in hooks:
+        out = hooks[name](x, name)
+        if out is not None:
+            return out
+    return x
+
+
+def causal_conv(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Depthwise causal convolution along time: x [E, B, T, C], weight [E, C, K] -> [E, B, T, C];
+    output t sees inputs t-K+1..t (zeros before the start)."""
+    K, T = weight.shape[-1], x.shape[2]
+    padded = F.pad(x, (0, 0, K - 1, 0))
+    out = padded[:, :, K - 1:K - 1 + T] * weight[:, None, None, :, K - 1]
+    for j in range(K - 1):
+        out = out + padded[:, :, j:j + T] * weight[:, None, None, :, j]
+    return out
+
+
+def decay_matrix(log_decay: torch.Tensor) -> torch.Tensor:
+    """[..., T] per-step log decays -> [..., T, T] with D[t, s] = exp(sum_{s<r<=t} log_decay_r)
+    for s <= t and 0 above the diagonal (computed as a difference of cumulative sums, masked
+    before the exponential so nothing overflows)."""
+    T = log_decay.shape[-1]
+    cum = log_decay.cumsum(-1)
+    diff = cum.unsqueeze(-1) - cum.unsqueeze(-2)
+    causal = torch.ones(T, T, dtype=torch.bool, device=log_decay.device).tril()
+    return diff.masked_fill(~causal, float("-inf")).exp()
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+class SeedParams(nn.Module):
+    """Shared helpers: per-seed parameters and the block's hook names."""
+
+    def __init__(self, cfg, n_seeds: int, layer: int):
+        super().__init__()
+        self.cfg, self.layer, self.n_seeds = cfg, layer, n_seeds
+        self.prefix = f"blocks.{layer}.attn."
+
+    def param(self, *shape: int) -> nn.Parameter:
+        return nn.Parameter(torch.zeros(self.n_seeds, *shape))
+
+    def check_hooks(self, hooks: Mapping[str, Hook] | None) -> None:
+        if hooks and self.prefix + "hook_scores" in hooks:
+            raise ValueError(f"{self.prefix}hook_scores: the {self.cfg.mixer} mixer has no pre-softmax scores "
+                             "(an attention bias applies to attention only)")
+
+    def wants_pattern(self, hooks: Mapping[str, Hook] | None) -> bool:
+        return bool(hooks) and self.prefix + "hook_pattern" in hooks
+
+    def finish(self, z: torch.Tensor, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        """z [E, B, H, T, dh] -> hook_z [E, B, T, H, dh] -> [E, B*T, H*dh]."""
+        z = _hook(hooks, self.prefix + "hook_z", z.transpose(2, 3))
+        E, B, T = z.shape[:3]
+        return z.reshape(E, B * T, -1)
+
+
+def _linear(n_seeds: int, d_in: int, d_out: int, bias: bool = False):
+    from emergence.model import SeedLinear
+    return SeedLinear(n_seeds, d_in, d_out, bias=bias)
+
+
+def _uniform_(p: torch.Tensor, low: float, high: float, gen: torch.Generator) -> None:
+    p.copy_(low + (high - low) * torch.rand(p.shape, generator=gen))
+
+
+def _heads(x: torch.Tensor, batch: int, n_head: int) -> torch.Tensor:
+    """[E, B*T, H*dh] -> [E, B, H, T, dh]."""
+    E, N, C = x.shape
+    return x.view(E, batch, N // batch, n_head, C // n_head).transpose(2, 3)
+
+
+class CausalMLPMixer(SeedParams):
+    """Token mixing by a learned lower-triangular T x T matrix per head on projected values,
+    then an output projection (the block's MLP does the channel mixing)."""
+
+    def __init__(self, cfg, n_seeds: int, layer: int):
+        super().__init__(cfg, n_seeds, layer)
+        d, T = cfg.d_model, cfg.seq_len
+        self.value = _linear(n_seeds, d, d, bias=True)
+        self.token_mixing = self.param(cfg.n_head, T, T)
+        self.proj = _linear(n_seeds, d, d, bias=True)
+        self.register_buffer("causal", torch.ones(T, T, dtype=torch.bool).tril(), persistent=False)
+
+    @torch.no_grad()
+    def reset_seed_(self, k: int, gen: torch.Generator) -> None:
+        # Start from the causal running mean (each position averages its prefix) plus noise.
+        T = self.cfg.seq_len
+        mean = self.causal.float() / self.causal.float().sum(-1, keepdim=True)
+        self.token_mixing[k].copy_(mean + 0.02 * torch.randn(self.token_mixing.shape[1:], generator=gen))
+
+    def mixing(self, T: int) -> torch.Tensor:
+        return self.token_mixing[:, :, :T, :T].masked_fill(~self.causal[:T, :T], 0.0)  # [E, H, T, T]
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        self.check_hooks(hooks)
+        v = _heads(self.value(x), batch, self.cfg.n_head)                  # [E, B, H, T, dh]
+        M = self.mixing(v.shape[3]).unsqueeze(1)                            # [E, 1, H, T, T]
+        if self.wants_pattern(hooks):
+            M = _hook(hooks, self.prefix + "hook_pattern", M.expand(-1, batch, -1, -1, -1))
+        return self.proj(self.finish(M @ v, hooks))
+
+
+class Mamba2(SeedParams):
+    """Mamba-2 (Dao & Gu 2024) with one B/C group: in-projection to (z, x, B, C, dt), causal
+    depthwise conv + SiLU on (x, B, C), the SSD mixing per head, D skip, gated RMSNorm, and the
+    out-projection. d_inner = expand * d_model, split into n_head heads."""
+
+    def __init__(self, cfg, n_seeds: int, layer: int):
+        super().__init__(cfg, n_seeds, layer)
+        d, H, N = cfg.d_model, cfg.n_head, cfg.d_state
+        self.d_inner = cfg.expand * d
+        if self.d_inner % H:
+            raise ValueError(f"mamba2: expand * d_model = {self.d_inner} must divide into n_head = {H} heads")
+        self.in_proj = _linear(n_seeds, d, 2 * self.d_inner + 2 * N + H)
+        self.conv_weight = self.param(self.d_inner + 2 * N, cfg.conv_kernel)
+        self.conv_bias = self.param(self.d_inner + 2 * N)
+        self.dt_bias = self.param(H)
+        self.A_log = self.param(H)
+        self.D = self.param(H)
+        self.norm_weight = self.param(self.d_inner)
+        self.proj = _linear(n_seeds, self.d_inner, d)
+
+    @torch.no_grad()
+    def reset_seed_(self, k: int, gen: torch.Generator) -> None:
+        bound = 1.0 / math.sqrt(self.cfg.conv_kernel)
+        _uniform_(self.conv_weight[k], -bound, bound, gen)
+        _uniform_(self.A_log[k], 0.0, math.log(16.0), gen)                  # A in -[1, 16]
+        dt = torch.exp(torch.rand(self.dt_bias.shape[1:], generator=gen) * (math.log(0.1) - math.log(1e-3))
+                       + math.log(1e-3))
+        self.dt_bias[k].copy_(dt + torch.log(-torch.expm1(-dt)))           # softplus^-1(dt)
+        self.D[k].fill_(1.0)
+        self.norm_weight[k].fill_(1.0)
+
+    def gates(self, x: torch.Tensor, batch: int):
+        """(z, xs [E,B,H,T,P], B [E,B,T,N], C [E,B,T,N], dt [E,B,H,T])."""
+        cfg, E = self.cfg, x.shape[0]
+        H, N, Di = cfg.n_head, cfg.d_state, self.d_inner
+        T = x.shape[1] // batch
+        zxbcdt = self.in_proj(x).view(E, batch, T, -1)
+        z, xbc, dt = zxbcdt.split([Di, Di + 2 * N, H], dim=-1)
+        xbc = F.silu(causal_conv(xbc, self.conv_weight) + self.conv_bias[:, None, None])
+        xs, Bm, Cm = xbc.split([Di, N, N], dim=-1)
+        dt = F.softplus(dt + self.dt_bias[:, None, None]).permute(0, 1, 3, 2)  # [E, B, H, T]
+        xs = xs.view(E, batch, T, H, Di // H).transpose(2, 3)
+        return z, xs, Bm, Cm, dt
+
+    def mixing(self, Bm, Cm, dt) -> torch.Tensor:
+        A = -torch.exp(self.A_log)[:, None, :, None]                        # [E, 1, H, 1]
+        decay = decay_matrix(dt * A)                                        # [E, B, H, T, T]
+        return (Cm @ Bm.transpose(-1, -2)).unsqueeze(2) * decay * dt.unsqueeze(-2)
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        self.check_hooks(hooks)
+        z, xs, Bm, Cm, dt = self.gates(x, batch)
+        M = _hook(hooks, self.prefix + "hook_pattern", self.mixing(Bm, Cm, dt))
+        y = M @ xs + self.D[:, None, :, None, None] * xs                    # [E, B, H, T, P]
+        E, B, H, T, P = y.shape
+        y = _hook(hooks, self.prefix + "hook_z", y.transpose(2, 3)).reshape(E, B, T, H * P)
+        y = _rms_norm(y * F.silu(z), self.norm_weight[:, None, None])
+        return self.proj(y.view(E, B * T, -1))
+
+
+class GatedDeltaNet(SeedParams):
+    """Gated DeltaNet (Yang, Kautz & Hatamizadeh 2025): q, k, v projections with short causal
+    convs + SiLU, L2-normalised q and k (q scaled by 1/sqrt(d_head)), write strength
+    b = sigmoid(.), decay a = exp(-exp(A_log) softplus(. + dt_bias)), per-head RMSNorm of
+    the output gated by SiLU(x W_g), out-projection."""
+
+    def __init__(self, cfg, n_seeds: int, layer: int):
+        super().__init__(cfg, n_seeds, layer)
+        d, H = cfg.d_model, cfg.n_head
+        self.qkv = _linear(n_seeds, d, 3 * d)
+        self.conv_weight = self.param(3 * d, cfg.conv_kernel)
+        self.beta_proj = _linear(n_seeds, d, H)
+        self.decay_proj = _linear(n_seeds, d, H)
+        self.dt_bias = self.param(H)
+        self.A_log = self.param(H)
+        self.gate = _linear(n_seeds, d, d)
+        self.norm_weight = self.param(d // H)
+        self.proj = _linear(n_seeds, d, d)
+
+    @torch.no_grad()
+    def reset_seed_(self, k: int, gen: torch.Generator) -> None:
+        bound = 1.0 / math.sqrt(self.cfg.conv_kernel)
+        _uniform_(self.conv_weight[k], -bound, bound, gen)
+        _uniform_(self.A_log[k], 0.0, math.log(16.0), gen)
+        dt = torch.exp(torch.rand(self.dt_bias.shape[1:], generator=gen) * (math.log(0.1) - math.log(1e-3))
+                       + math.log(1e-3))
+        self.dt_bias[k].copy_(dt + torch.log(-torch.expm1(-dt)))
+        self.norm_weight[k].fill_(1.0)
+
+    def gates(self, x: torch.Tensor, batch: int):
+        """(q, k, v [E,B,H,T,dh], beta [E,B,H,T], log_decay [E,B,H,T])."""
+        cfg, E = self.cfg, x.shape[0]
+        H, T = cfg.n_head, x.shape[1] // batch
+        qkv = F.silu(causal_conv(self.qkv(x).view(E, batch, T, -1), self.conv_weight))
+        q, k, v = (_heads(t.reshape(E, batch * T, -1), batch, H) for t in qkv.chunk(3, dim=-1))
+        q = F.normalize(q, dim=-1) / math.sqrt(q.shape[-1])
+        k = F.normalize(k, dim=-1)
+        beta = torch.sigmoid(self.beta_proj(x)).view(E, batch, T, H).permute(0, 1, 3, 2)
+        rate = F.softplus(self.decay_proj(x).view(E, batch, T, H) + self.dt_bias[:, None, None])
+        log_decay = (-torch.exp(self.A_log)[:, None, None] * rate).permute(0, 1, 3, 2)
+        return q, k, v, beta, log_decay
+
+    @staticmethod
+    def core(q, k, v, beta, log_decay, want_mixing: bool):
+        """(output [.., T, dv], M or None) via the WY form: with D the decay matrix,
+        U = (I + diag(b) strict(D*KK^T))^-1 diag(b) V and O = tril(D*QK^T) U."""
+        T = q.shape[-2]
+        D = decay_matrix(log_decay)
+        eye = torch.eye(T, dtype=q.dtype, device=q.device)
+        system = eye + beta.unsqueeze(-1) * (D * (k @ k.transpose(-1, -2))).tril(-1)
+        read = D * (q @ k.transpose(-1, -2))                                # tril through D
+        if want_mixing:
+            M = read @ torch.linalg.solve_triangular(system, torch.diag_embed(beta), upper=False)
+            return M @ v, M
+        U = torch.linalg.solve_triangular(system, beta.unsqueeze(-1) * v, upper=False)
+        return read @ U, None
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        self.check_hooks(hooks)
+        q, k, v, beta, log_decay = self.gates(x, batch)
+        if self.wants_pattern(hooks):
+            _, M = self.core(q, k, v, beta, log_decay, want_mixing=True)
+            o = _hook(hooks, self.prefix + "hook_pattern", M) @ v
+        else:
+            o, _ = self.core(q, k, v, beta, log_decay, want_mixing=False)
+        o = _rms_norm(o, self.norm_weight[:, None, None, None])
+        E, B, H, T, dh = o.shape
+        o = self.finish(o, hooks) * F.silu(self.gate(x))
+        return self.proj(o)
+
+
+class RWKV7(SeedParams):
+    """RWKV-7 "Goose" time mixing (Peng et al. 2025) without the value-residual path: token
+    shift, r/k/v projections, data-dependent per-channel decay w (low-rank), in-context
+    learning rate a (low-rank), removal key kk = normalise(k * k_k), replacement key
+    k * (1 + (a - 1) k_a), the generalised delta-rule state, the r.(k * r_k) bonus, per-head
+    GroupNorm, a low-rank sigmoid gate and the out-projection."""
+
+    def __init__(self, cfg, n_seeds: int, layer: int):
+        super().__init__(cfg, n_seeds, layer)
+        d = cfg.d_model
+        rank = max(4, d // 8)
+        self.shift_mix = self.param(6, d)                                   # r, w, k, v, a, g
+        self.receptance = _linear(n_seeds, d, d)
+        self.key = _linear(n_seeds, d, d)
+        self.value = _linear(n_seeds, d, d)
+        self.w0, self.w1, self.w2 = self.param(d), _linear(n_seeds, d, rank), _linear(n_seeds, rank, d)
+        self.a0, self.a1, self.a2 = self.param(d), _linear(n_seeds, d, rank), _linear(n_seeds, rank, d)
+        self.g1, self.g2 = _linear(n_seeds, d, rank), _linear(n_seeds, rank, d)
+        self.k_k, self.k_a, self.r_k = self.param(d), self.param(d), self.param(d)
+        self.ln_x_weight, self.ln_x_shift = self.param(d), self.param(d)
+        self.proj = _linear(n_seeds, d, d)
+
+    @torch.no_grad()
+    def reset_seed_(self, k: int, gen: torch.Generator) -> None:
+        d = self.cfg.d_model
+        _uniform_(self.shift_mix[k], 0.0, 1.0, gen)
+        n = torch.arange(d, dtype=torch.float32) / max(1, d - 1)
+        self.w0[k].copy_(-7.0 + 5.0 * n ** 0.85 + 0.5)                      # slow to fast decays
+        self.a0[k].zero_()
+        self.k_k[k].fill_(0.85)
+        self.k_a[k].fill_(1.0)
+        self.r_k[k].zero_()
+        self.ln_x_weight[k].fill_(1.0)
+        self.ln_x_shift[k].zero_()
+
+    def gates(self, x: torch.Tensor, batch: int):
+        """(r, w, k, v, a, kk [E,B,H,T,dh], g [E, B*T, d])."""
+        E, N, d = x.shape
+        T, H = N // batch, self.cfg.n_head
+        xt = x.view(E, batch, T, d)
+        delta = (F.pad(xt, (0, 0, 1, 0))[:, :, :T] - xt).view(E, N, d)
+        xr, xw, xk, xv, xa, xg = (x + delta * self.shift_mix[:, i, None] for i in range(6))
+        r, k, v = self.receptance(xr), self.key(xk), self.value(xv)
+        log_w = -F.softplus(-(self.w0[:, None] + self.w2(torch.tanh(self.w1(xw))))) - 0.5
+        w = torch.exp(-torch.exp(log_w))                                    # decay in (0.545, 1)
+        a = torch.sigmoid(self.a0[:, None] + self.a2(self.a1(xa)))
+        g = self.g2(torch.sigmoid(self.g1(xg)))
+        kk = F.normalize(_heads(k * self.k_k[:, None], batch, H), dim=-1)
+        k = k * (1 + (a - 1) * self.k_a[:, None])
+        heads = [_heads(t, batch, H) for t in (r, w, k, v, a)]
+        return (*heads, kk, g)
+
+    @staticmethod
+    def recurrence(r, w, k, v, a, kk) -> torch.Tensor:
+        """o_t = S_t r_t with S_t = S_{t-1} (diag(w_t) - kk_t (a_t kk_t)^T) + v_t k_t^T (S: [dv, dk])."""
+        T = r.shape[-2]
+        S = r.new_zeros(*r.shape[:-2], v.shape[-1], r.shape[-1])
+        outs = []
+        for t in range(T):
+            rt, wt, kt, vt, at, kkt = (x[..., t, :] for x in (r, w, k, v, a, kk))
+            removal = (S @ kkt.unsqueeze(-1)) @ (at * kkt).unsqueeze(-2)
+            S = S * wt.unsqueeze(-2) - removal + vt.unsqueeze(-1) * kt.unsqueeze(-2)
+            outs.append((S @ rt.unsqueeze(-1)).squeeze(-1))
+        return torch.stack(outs, dim=-2)
+
+    def bonus(self, r, k) -> torch.Tensor:
+        """The diagonal term r_t . (k_t * r_k) per head [E, B, H, T]."""
+        r_k = self.r_k.view(self.n_seeds, 1, self.cfg.n_head, 1, -1)
+        return (r * k * r_k).sum(-1)
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        self.check_hooks(hooks)
+        r, w, k, v, a, kk, g = self.gates(x, batch)
+        bonus = self.bonus(r, k)
+        if self.wants_pattern(hooks):
+            T = r.shape[-2]
+            eye = torch.eye(T, dtype=x.dtype, device=x.device).expand(*r.shape[:-2], T, T)
+            M = self.recurrence(r, w, k, eye, a, kk) + torch.diag_embed(bonus)
+            o = _hook(hooks, self.prefix + "hook_pattern", M) @ v
+        else:
+            o = self.recurrence(r, w, k, v, a, kk) + bonus.unsqueeze(-1) * v
+        mean, var = o.mean(-1, keepdim=True), o.var(-1, unbiased=False, keepdim=True)
+        o = (o - mean) * torch.rsqrt(var + 64e-5)                           # GroupNorm, one group per head
+        o = self.finish(o, hooks)
+        o = o * self.ln_x_weight[:, None] + self.ln_x_shift[:, None]
+        return self.proj(o * g)
+
+
+MIXER_CLASSES = {"mlp_mixer": CausalMLPMixer, "mamba2": Mamba2, "gated_deltanet": GatedDeltaNet, "rwkv7": RWKV7}
+
+
+def effective_distribution(mixing: torch.Tensor) -> torch.Tensor:
+    """A mixer's signed M as a distribution over keys per row (|M| normalised), so entropy and
+    parent mass read the same way as for softmax attention."""
+    mass = mixing.abs()
+    return mass / mass.sum(-1, keepdim=True).clamp_min(1e-12)
