@@ -1,9 +1,11 @@
 """Training throughput against the machine's measured float32 matmul ceiling.
 
     python -m emergence.bench --out data/bench/throughput.json [--seconds 4] [--groups 1,2,4,8] [--rounds 3]
+                              [--configs paper,default,cellular_automata,mixers/]
 
-For the paper's linear-map configuration, this repo's default one and the default
-cellular-automata one, and for each number of seeds
+For the paper's linear-map configuration, this repo's default one, the default
+cellular-automata one and every architecture of the mixer comparison (sweeps.mixers, at its
+first linear-map setting; FLOP/s for attention models only), and for each number of seeds
 sharing a batch, it times the real training step (emergence.train.train_step) and reports
 steps/s, seed-steps/s, analytic FLOP/s, that as a fraction of the matmul ceiling measured
 in the same run, the per-seed speed-up over one seed at a time, and peak memory. Each
@@ -72,7 +74,8 @@ def _measure(args: tuple) -> dict:
     if device == "cuda":
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
-    flops = train_flops_per_step(cfg, B) * n_group
+    # The analytic count covers attention blocks only; other mixers report throughput alone.
+    flops = train_flops_per_step(cfg, B) * n_group if cfg.mixer == "attention" else float("nan")
     peak = (torch.cuda.max_memory_allocated() / 2**20 if device == "cuda"
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return {"config": config_name, "task": task_name, "seeds_per_group": n_group, "steps": n,
@@ -84,9 +87,17 @@ def _measure(args: tuple) -> dict:
 def configurations() -> dict[str, tuple[str, dict]]:
     """name -> (task section, its params): the paper's linear-map setting, this repo's default
     one, and the default cellular-automata setting."""
+    from emergence.experiments.mixer_comparison import cell_config, settings
+
     paper, default = load_params(profile="paper"), load_params(profile="default")
-    return {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
-            "cellular_automata": ("cellular_automata", default["cellular_automata"])}
+    out = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
+           "cellular_automata": ("cellular_automata", default["cellular_automata"])}
+    # Every architecture of the mixer comparison at its first linear-map setting (default profile).
+    sweep = default["sweeps"]["mixers"]
+    task, overrides, _ = settings(sweep)[0]
+    for name, arch in sweep["architectures"].items():
+        out[f"mixers/{name}"] = (task, cell_config(default, task, overrides, arch)[task])
+    return out
 
 
 def _gpu_ceiling() -> float:
@@ -107,7 +118,8 @@ def _median(xs: list[float]) -> float:
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
-def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3) -> dict:
+def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
+        only: list[str] | None = None) -> dict:
     """Every (configuration, seeds per batch) is measured once per round, rounds interleaved, and
     the matmul ceiling once per round: a shared VM's speed drifts by +-15% over minutes, so each
     round's throughput is divided by that round's ceiling and the medians over rounds reported."""
@@ -118,6 +130,8 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
         ceiling = matmul_ceiling(threads) if device == "cpu" else _gpu_ceiling()
         ceilings.append(ceiling)
         for name, (task_name, section) in configurations().items():
+            if only and not any(name.startswith(prefix) for prefix in only):
+                continue
             for g in groups:
                 with ctx.Pool(1) as pool:
                     row = pool.apply(_measure, ((name, task_name, section, g, threads, seconds, device),))
@@ -160,6 +174,17 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             "results": rows, "best": best}
 
 
+def _json_safe(x):
+    """NaN (FLOP/s of a mixer without an analytic count) -> null, recursively."""
+    if isinstance(x, float) and x != x:
+        return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    return x
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="data/bench/throughput.json")
@@ -168,8 +193,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved repetitions; medians are reported")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--configs", default="", help="comma-separated name prefixes to run (default: all), "
+                                                       "e.g. paper,default,cellular_automata,mixers/")
     args = parser.parse_args()
-    result = run([int(g) for g in args.groups.split(",")], args.seconds, args.threads, args.device, args.rounds)
+    only = [c for c in args.configs.split(",") if c]
+    result = run([int(g) for g in args.groups.split(",")], args.seconds, args.threads, args.device, args.rounds,
+                 only)
+    result = _json_safe(result)
     write_json(result, Path(args.out))
     print(f"matmul ceiling {result['matmul_ceiling_gflop_per_s']:.0f} GFLOP/s; best: "
           + json.dumps(result["best"], indent=1))

@@ -174,6 +174,23 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.ca_architecture.cells.*.n_layer": _int(1, 64),
     "sweeps.ca_architecture.cells.*.families": Spec(str),
     "sweeps.ca_architecture.cells.*.profiles": Spec(str),
+    # Claim 8: other sequence mixers against the transformer on both tasks.
+    "sweeps.mixers.match_parameters": Spec(bool),
+    "sweeps.mixers.tolerance": _float(0.0, 1.0),
+    "sweeps.mixers.min_speedup": _float(1.0, 1000.0),
+    "sweeps.mixers.architectures.*.mixer": _choice("attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"),
+    "sweeps.mixers.architectures.*.n_head": _int(0, 1024),
+    "sweeps.mixers.architectures.*.d_state": _int(1, 1024),
+    "sweeps.mixers.architectures.*.expand": _int(1, 16),
+    "sweeps.mixers.architectures.*.conv_kernel": _int(1, 64),
+    "sweeps.mixers.linear_map.state_size": _int(1, 4096),
+    "sweeps.mixers.linear_map.sparsities": Spec(str),
+    "sweeps.mixers.cellular_automata.state_sizes": Spec(str),
+    "sweeps.mixers.cellular_automata.batch_tokens": _int(1, 100_000_000),
+    **{f"sweeps.mixers.{task}.{k}": spec for task in ("linear_map", "cellular_automata") for k, spec in {
+        "n_seeds": _int(1, 4096), "steps": _int(1, 10_000_000), "eval_every": _int(1, 10_000_000),
+        "eval_sequences": _int(1, 1_000_000)}.items()},
+    "sweeps.mixers.linear_map.batch_size": _int(1, 1_000_000),
     # Experiment 3: attention-bias intervention on the linear map.
     "interventions.attention_bias.state_size": _int(1, 4096),
     "interventions.attention_bias.sparsity": _int(1, 4096),
@@ -390,8 +407,39 @@ def _check_language_model(p: dict) -> None:
                           f"tokens, so 2k <= language_model.corpus.n_random ({lm['corpus']['n_random']})")
 
 
+def _check_mixers(p: dict) -> None:
+    sweep = p["sweeps"]["mixers"]
+    lm, ca = sweep["linear_map"], sweep["cellular_automata"]
+    for key, text in (("linear_map.sparsities", lm["sparsities"]), ("cellular_automata.state_sizes", ca["state_sizes"])):
+        try:
+            values = int_list(text)
+        except ValueError:
+            raise ConfigError(f"sweeps.mixers.{key}: space-separated integers, got {text!r}") from None
+        if any(v < 1 for v in values):
+            raise ConfigError(f"sweeps.mixers.{key}: each must be >= 1, got {text!r}")
+    bad = [s for s in int_list(lm["sparsities"]) if s > lm["state_size"]]
+    if bad:
+        raise ConfigError(f"sweeps.mixers.linear_map.sparsities: each must be <= state_size ({lm['state_size']}), got {bad}")
+    window = 2 * p["cellular_automata"]["task"]["radius"] + 1
+    if any(S < window for S in int_list(ca["state_sizes"])):
+        raise ConfigError(f"sweeps.mixers.cellular_automata.state_sizes: each must be >= the window 2r+1 = {window}")
+    archs = sweep["architectures"]
+    if not any(a["mixer"] == "attention" for a in archs.values()):
+        raise ConfigError("sweeps.mixers.architectures: needs one with mixer: attention (the reference)")
+    for name, arch in archs.items():
+        if not name.replace("_", "").isalnum():
+            raise ConfigError(f"sweeps.mixers.architectures.{name}: names are letters, digits and '_'")
+        for task in ("linear_map", "cellular_automata"):
+            d_model = p[task]["model"]["d_model"]
+            n_head = arch["n_head"] or p[task]["model"]["n_head"]
+            width = arch["expand"] * d_model if arch["mixer"] == "mamba2" else d_model
+            if width % n_head:
+                raise ConfigError(f"sweeps.mixers.architectures.{name}.n_head: must divide the {arch['mixer']} "
+                                  f"width {width} ({task}.model.d_model = {d_model}), got {n_head}")
+
+
 CROSS_CHECKS = (_check_linear_map, _check_cellular_automata, _check_sweeps, _check_architecture,
-                _check_interventions, _check_language_model)
+                _check_interventions, _check_language_model, _check_mixers)
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:

@@ -56,6 +56,15 @@ class ModelConfig:
         return asdict(self)
 
 
+# Model-dict keys that choose and shape a non-attention mixer (absent: the transformer).
+MIXER_KEYS = ("mixer", "d_state", "expand", "conv_kernel")
+
+
+def mixer_fields(model: dict) -> dict:
+    """The mixer keys present in a params model dict, for ModelConfig(**...)."""
+    return {k: model[k] for k in MIXER_KEYS if k in model}
+
+
 def _apply(hooks: Mapping[str, Hook] | None, name: str, x: torch.Tensor) -> torch.Tensor:
     if hooks and name in hooks:
         out = hooks[name](x, name)

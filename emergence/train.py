@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from emergence import metrics
 from emergence.hooks import Hook, compose, pattern_name
 from emergence.io import atomic_path, torch_save
+from emergence.mixers import effective_distribution
 from emergence.model import ModelConfig, SeedTransformer
 
 # Evaluation sequences per forward pass: at most 128, fewer for long sequences so one layer's
@@ -163,6 +164,8 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
         per_layer: dict[str, list] = {"attention_entropy": [], "parent_mass": [], "attention_map": []}
 
         def attention_metrics(pattern: torch.Tensor, name: str) -> None:  # [E, n, H, T, T], layers in order
+            if cfg.mixer != "attention":  # a signed mixing matrix: read it as |M| normalised per row
+                pattern = effective_distribution(pattern)
             rows = pattern[..., pred, :]                                  # [E, n, H, G*K, T]
             per_layer["attention_entropy"].append(per_unit(metrics.attention_entropy(rows)).sum(1))
             per_layer["parent_mass"].append(per_unit(metrics.parent_mass(rows, parents)).sum(1))

@@ -15,7 +15,7 @@ import xarray as xr
 
 from emergence.experiments.runner import prepare_device, train_section, training_dataset
 from emergence.io import read_netcdf, write_netcdf
-from emergence.model import ModelConfig
+from emergence.model import ModelConfig, mixer_fields
 from emergence.provenance import code_version
 from emergence.tasks import cellular_automata as ca
 from emergence.train import Task
@@ -63,7 +63,8 @@ def task_tensors(task_ds: xr.Dataset, task: dict) -> Task:
 
 def model_config(model: dict, layout: ca.Layout) -> ModelConfig:
     return ModelConfig(vocab_size=layout.vocab_size, seq_len=layout.seq_len, n_layer=model["n_layer"],
-                       d_model=model["d_model"], n_head=model["n_head"], d_mlp=model["d_mlp"], norm=model["norm"])
+                       d_model=model["d_model"], n_head=model["n_head"], d_mlp=model["d_mlp"], norm=model["norm"],
+                       **mixer_fields(model))
 
 
 def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,

@@ -10,7 +10,7 @@ import xarray as xr
 
 from emergence.experiments.runner import prepare_device, train_section, training_dataset
 from emergence.io import read_netcdf, write_netcdf
-from emergence.model import ModelConfig
+from emergence.model import ModelConfig, mixer_fields
 from emergence.provenance import code_version
 from emergence.tasks import linear_map as lm
 from emergence.train import Task
@@ -64,7 +64,8 @@ def task_tensors(task_ds: xr.Dataset, task_params: dict) -> Task:
 def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
     return ModelConfig(vocab_size=layout.vocab_size, seq_len=layout.seq_len, n_layer=model_params["n_layer"],
                        d_model=model_params["d_model"], n_head=model_params["n_head"],
-                       d_mlp=model_params["d_mlp"], norm=model_params["norm"])
+                       d_mlp=model_params["d_mlp"], norm=model_params["norm"],
+                       **mixer_fields(model_params))
 
 
 def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,

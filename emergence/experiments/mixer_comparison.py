@@ -1,0 +1,166 @@
+"""Claim 8: other sequence mixers against the transformer on both synthetic tasks.
+
+`sweeps.mixers.architectures` names the architectures (the transformer and the mixers of
+emergence/mixers.py) by the model keys they change: `mixer`, `n_head` and the mixer's own
+shape keys. Every other model key comes from the task's section, and with
+`match_parameters` each non-transformer's MLP width is chosen so its parameter count
+matches the transformer's at that setting (the count of every cell is stored and reported).
+
+Cells: every architecture x (linear map at `linear_map.state_size` with each sparsity of
+`linear_map.sparsities`) and x (cellular automata at each of `cellular_automata.state_sizes`,
+token batch fixed across S), all without the attention bias. Each cell is trained through
+the shared cell cache, so the transformer cells coincide with the other sweeps' cells
+wherever their configurations do. Parameter counts outside `tolerance` of the transformer's
+stop the stage before any training, naming the architecture.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from emergence.config import int_list
+
+SWEEP = "mixers"
+TASKS = ("linear_map", "cellular_automata")
+
+
+def settings(sweep: dict) -> list[tuple[str, dict, str]]:
+    """(task, task overrides, setting label) for every task setting of the comparison."""
+    lm, ca = sweep["linear_map"], sweep["cellular_automata"]
+    out = [("linear_map", {"state_size": lm["state_size"], "sparsity": s}, f"S{lm['state_size']:02d}_s{s:02d}")
+           for s in int_list(lm["sparsities"])]
+    out += [("cellular_automata", {"state_size": S}, f"S{S:03d}") for S in int_list(ca["state_sizes"])]
+    return out
+
+
+def _budget(sweep: dict, task: str, overrides: dict, params: dict) -> dict:
+    budget = dict(sweep[task])
+    if task == "cellular_automata":
+        per_sequence = overrides["state_size"] * params["cellular_automata"]["task"]["n_states"]
+        budget["batch_size"] = max(1, budget["batch_tokens"] // per_sequence)
+    return budget
+
+
+def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
+    """The cell's params: the task section with the sweep's budget and the architecture's model."""
+    from emergence.experiments.cells import experiment_module, with_budget
+    from emergence.model import matched_d_mlp, parameter_count
+
+    sweep = params["sweeps"][SWEEP]
+    config = with_budget(params, overrides, _budget(sweep, task, overrides, params), task)
+    config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
+    model = config[task]["model"]
+    heads = {"n_head": arch["n_head"]} if arch.get("n_head", 0) > 0 else {}
+    if arch.get("mixer", "attention") == "attention":
+        model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
+        return config
+    reference = copy.deepcopy(model)
+    model.update({k: v for k, v in arch.items() if k != "n_head"}, **heads)
+    if sweep["match_parameters"]:
+        module = experiment_module(task)
+        layout = module.layout_of(config[task]["task"])
+        target = parameter_count(module.model_config(reference, layout))
+        model["d_mlp"] = matched_d_mlp(module.model_config(model, layout), target)
+    return config
+
+
+def cells(params: dict) -> list[tuple[str, dict]]:
+    """(cell name, cell params) for every architecture x setting, in a stable order."""
+    sweep = params["sweeps"][SWEEP]
+    out = []
+    for task, overrides, label in settings(sweep):
+        for arch_name, arch in sweep["architectures"].items():
+            out.append((f"{task}-{label}-{arch_name}", cell_config(params, task, overrides, arch)))
+    return out
+
+
+def parameter_counts(params: dict, planned: list[tuple[str, dict]]) -> dict[str, int]:
+    from emergence.experiments.cells import experiment_module, task_of
+    from emergence.model import parameter_count
+
+    out = {}
+    for name, config in planned:
+        task = task_of(config)
+        module = experiment_module(task)
+        out[name] = parameter_count(module.model_config(config[task]["model"], module.layout_of(config[task]["task"])))
+    return out
+
+
+def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None:
+    """Every architecture's count within `tolerance` of the transformer's at the same setting."""
+    from emergence.config import ConfigError
+
+    sweep = params["sweeps"][SWEEP]
+    if not sweep["match_parameters"]:
+        return
+    counts = parameter_counts(params, planned)
+    reference = next(n for n, a in sweep["architectures"].items() if a["mixer"] == "attention")
+    for name, count in counts.items():
+        target = counts[name.rsplit("-", 1)[0] + f"-{reference}"]
+        if abs(count - target) > sweep["tolerance"] * target:
+            arch = name.rsplit("-", 1)[1]
+            raise ConfigError(f"sweeps.mixers.architectures.{arch}: {count} parameters in cell {name}, more than "
+                              f"tolerance {sweep['tolerance']} away from the transformer's {target} even with the "
+                              "MLP width matched (shrink its mixer: n_head, d_state or expand)")
+
+
+def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
+    """Train (or load) every cell; write out_dir/<cell>.nc, the folder replaced atomically."""
+    from emergence.experiments.cells import cached_cells
+    from emergence.io import write_netcdf
+
+    sweep = params["sweeps"][SWEEP]
+    tmp = out_dir.with_name(out_dir.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    arch_of = {}
+    for (task, overrides, label) in settings(sweep):
+        for arch_name in sweep["architectures"]:
+            arch_of[f"{task}-{label}-{arch_name}"] = (task, label, arch_name)
+    planned = cells(params)
+    check_parameter_match(params, planned)
+    names = []
+    for name, config in planned:
+        (ds,) = cached_cells([config], scratch, f"{SWEEP}-{name}")
+        task, label, arch_name = arch_of[name]
+        ds.attrs.update(cell=name, task=task, setting=label, architecture=arch_name)
+        write_netcdf(ds, tmp / f"{name}.nc")
+        names.append(name)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)
+    return names
+
+
+def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
+    """(cell, seed) Dataset: task, setting, architecture, parameter count, emergence statistics
+    (each task's cells analysed with that task's thresholds)."""
+    from emergence.experiments.linear_map_analysis import analyse, cell_statistics
+    from emergence.io import read_netcdf
+    from emergence.model import ModelConfig, parameter_count
+
+    rows, analysed = [], []
+    for f in sorted(cell_dir.glob("*.nc")):
+        ds = read_netcdf(f)
+        task = ds.attrs["task"]
+        analysed.append(analyse(ds, params[task]["analysis"]))
+        cfg = ModelConfig(**json.loads(ds.attrs["model_config"]))
+        chance = float(ds.attrs.get("chance_accuracy", 0.5))
+        rows.append((ds.attrs["cell"], task, ds.attrs["setting"], ds.attrs["architecture"], cfg.mixer,
+                     parameter_count(cfg), cfg.d_mlp, cfg.n_head, chance))
+    data, n_seed = cell_statistics(analysed)
+    columns = list(zip(*rows)) if rows else [[] for _ in range(9)]
+    for key, values in zip(("task", "setting", "architecture", "mixer"), columns[1:5]):
+        data[key] = (("cell",), np.array(values, dtype=str))
+    for key, values in zip(("n_params", "d_mlp", "n_head"), columns[5:8]):
+        data[key] = (("cell",), np.array(values, dtype=np.int64))
+    data["chance_accuracy"] = (("cell",), np.array(columns[8], dtype=float))
+    return xr.Dataset(data, coords={"cell": np.array(columns[0], dtype=str), "seed": np.arange(n_seed)},
+                      attrs={"experiment": f"sweep:{SWEEP}",
+                             "analysis": json.dumps({t: params[t]["analysis"] for t in TASKS}, sort_keys=True),
+                             "match_parameters": int(params["sweeps"][SWEEP]["match_parameters"]),
+                             "min_speedup": float(params["sweeps"][SWEEP]["min_speedup"])})

@@ -1,0 +1,75 @@
+import pytest
+
+from emergence.config import ConfigError, load_params, validate
+from emergence.experiments import ca_state_size_sweep, mixer_comparison as mc, sparsity_sweep
+
+
+def test_transformer_cells_are_the_other_sweeps_cells():
+    """The reference cells must coincide with the sparsity and CA state-size sweeps' cells, so the
+    cell cache trains them once."""
+    p = load_params()
+    p["sweeps"]["mixers"]["linear_map"].update(p["sweeps"]["sparsity"])
+    arch = p["sweeps"]["mixers"]["architectures"]["transformer"]
+    lm = mc.cell_config(p, "linear_map", {"state_size": 16, "sparsity": 4}, arch)
+    assert lm == sparsity_sweep.cell_config(p, 16, 4)
+    ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, arch)
+    assert ca == ca_state_size_sweep.cell_config(p, 8, 0.0)
+
+
+def test_every_cell_is_parameter_matched_and_named():
+    p = load_params()
+    planned = mc.cells(p)
+    archs = list(p["sweeps"]["mixers"]["architectures"])
+    assert len(planned) == len(archs) * len(mc.settings(p["sweeps"]["mixers"]))
+    counts = mc.parameter_counts(p, planned)
+    for name, count in counts.items():
+        reference = counts[name.rsplit("-", 1)[0] + "-transformer"]
+        assert abs(count - reference) <= 0.1 * reference, name
+    mixers = {cfg[mc.settings(p["sweeps"]["mixers"])[0][0]]["model"].get("mixer", "attention")
+              for name, cfg in planned if name.startswith("linear_map")}
+    assert mixers == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
+
+
+def test_a_cell_outside_the_tolerance_stops_before_training(tmp_path):
+    p = load_params(profile="smoke")
+    p["sweeps"]["mixers"]["tolerance"] = 0.0
+    with pytest.raises(ConfigError, match=r"sweeps\.mixers\.architectures\.\w+: \d+ parameters"):
+        mc.run(p, tmp_path / "out", tmp_path / "scratch")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "scratch").exists()
+
+
+def test_bad_head_count_names_the_key():
+    p = load_params()
+    p["sweeps"]["mixers"]["architectures"]["rwkv7"]["n_head"] = 7
+    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.rwkv7.n_head"):
+        validate(p)
+
+
+def test_unknown_mixer_and_missing_reference_are_rejected():
+    p = load_params()
+    p["sweeps"]["mixers"]["architectures"]["rwkv7"]["mixer"] = "lstm"
+    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.rwkv7.mixer"):
+        validate(p)
+    p = load_params()
+    del p["sweeps"]["mixers"]["architectures"]["transformer"]
+    with pytest.raises(ConfigError, match="mixer: attention"):
+        validate(p)
+
+
+def test_run_and_summarize_on_a_tiny_budget(tmp_path):
+    p = load_params(profile="smoke")
+    sweep = p["sweeps"]["mixers"]
+    sweep["linear_map"].update(steps=4, eval_every=2)
+    sweep["cellular_automata"].update(steps=4, eval_every=2)
+    sweep["architectures"] = {k: v for k, v in sweep["architectures"].items() if k in ("transformer", "mlp_mixer")}
+    names = mc.run(p, tmp_path / "cells", tmp_path / "scratch")
+    assert len(names) == 4
+    s = mc.summarize(tmp_path / "cells", p)
+    assert set(s["architecture"].values) == {"transformer", "mlp_mixer"}
+    assert set(s["task"].values) == {"linear_map", "cellular_automata"}
+    assert s["emergence_step"].dims == ("cell", "seed")
+    # the Mixer's MLP width was changed to match the transformer's count
+    i = list(s["cell"].values).index("linear_map-S06_s02-mlp_mixer")
+    j = list(s["cell"].values).index("linear_map-S06_s02-transformer")
+    assert s["d_mlp"].values[i] != s["d_mlp"].values[j]
+    assert abs(int(s["n_params"].values[i]) - int(s["n_params"].values[j])) <= 0.1 * int(s["n_params"].values[j])
