@@ -8,8 +8,8 @@ import torch
 
 
 def attention_entropy(pattern: torch.Tensor) -> torch.Tensor:
-    """Shannon entropy (nats) of each attention row: [..., T_k] -> [...]; 0 log 0 = 0."""
-    return torch.special.entr(pattern.clamp_min(0)).sum(-1)
+    """Shannon entropy (nats) of each (non-negative) attention row: [..., T_k] -> [...]; 0 log 0 = 0."""
+    return -torch.xlogy(pattern, pattern).sum(-1)
 
 
 def parent_mass(rows: torch.Tensor, parents: torch.Tensor) -> torch.Tensor:

@@ -116,9 +116,12 @@ class CausalSelfAttention(nn.Module):
         additive = getattr(scores_hook, "additive_bias", None)
         if (scores_hook is not None and additive is None) or (hooks and prefix + "hook_pattern" in hooks):
             q, k, v = qkv.permute(3, 0, 1, 4, 2, 5).unbind(0)  # [E, B, H, T, dh]
-            scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(dh))
-            scores = _apply(hooks, prefix + "hook_scores", scores)
-            scores = scores.masked_fill(~self.causal[:T, :T], float("-inf"))
+            scores = (q * (1.0 / math.sqrt(dh))) @ k.transpose(-1, -2)
+            future = ~self.causal[:T, :T]
+            if scores_hook is None:
+                scores = scores.masked_fill_(future, float("-inf"))  # nobody else holds these scores
+            else:
+                scores = _apply(hooks, prefix + "hook_scores", scores).masked_fill(future, float("-inf"))
             pattern = _apply(hooks, prefix + "hook_pattern", scores.softmax(dim=-1))
             z = pattern @ v
         else:

@@ -166,11 +166,13 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
         def attention_metrics(pattern: torch.Tensor, name: str) -> None:  # [E, n, H, T, T], layers in order
             if cfg.mixer != "attention":  # a signed mixing matrix: read it as |M| normalised per row
                 pattern = effective_distribution(pattern)
-            rows = pattern[..., pred, :]                                  # [E, n, H, G*K, T]
-            per_layer["attention_entropy"].append(per_unit(metrics.attention_entropy(rows)).sum(1))
-            per_layer["parent_mass"].append(per_unit(metrics.parent_mass(rows, parents)).sum(1))
+            entropy = metrics.attention_entropy(pattern)[..., pred]        # [E, n, H, G*K]
+            per_layer["attention_entropy"].append(per_unit(entropy).sum(1))
+            # Parent mass is linear in the pattern: sum over sequences first (cheap at large T).
+            summed = pattern.sum(1)                                         # [E, H, T, T]
+            per_layer["parent_mass"].append(per_unit(metrics.parent_mass(summed[..., pred, :], parents)))
             if want_maps:
-                per_layer["attention_map"].append(pattern[..., :M, :M].sum(1))
+                per_layer["attention_map"].append(summed[..., :M, :M])
 
         hooks = compose(extra_hooks or {}, {pattern_name(l): attention_metrics for l in range(cfg.n_layer)})
         logits = model(tokens, hooks)
