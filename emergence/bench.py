@@ -95,7 +95,7 @@ def configurations() -> dict[str, tuple[str, dict]]:
     # Every architecture of the mixer comparison at its first linear-map setting (default profile).
     sweep = default["sweeps"]["mixers"]
     task, overrides, _ = settings(sweep)[0]
-    for name, arch in sweep["architectures"].items():
+    for name, arch in sweep["architectures"].items():  # every architecture, whatever its profiles
         out[f"mixers/{name}"] = (task, cell_config(default, task, overrides, arch)[task])
     return out
 

@@ -183,6 +183,7 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.mixers.architectures.*.d_state": _int(1, 1024),
     "sweeps.mixers.architectures.*.expand": _int(1, 16),
     "sweeps.mixers.architectures.*.conv_kernel": _int(1, 64),
+    "sweeps.mixers.architectures.*.profiles": Spec(str),
     "sweeps.mixers.linear_map.state_size": _int(1, 4096),
     "sweeps.mixers.linear_map.sparsities": Spec(str),
     "sweeps.mixers.cellular_automata.state_sizes": Spec(str),
@@ -424,11 +425,16 @@ def _check_mixers(p: dict) -> None:
     if any(S < window for S in int_list(ca["state_sizes"])):
         raise ConfigError(f"sweeps.mixers.cellular_automata.state_sizes: each must be >= the window 2r+1 = {window}")
     archs = sweep["architectures"]
-    if not any(a["mixer"] == "attention" for a in archs.values()):
-        raise ConfigError("sweeps.mixers.architectures: needs one with mixer: attention (the reference)")
+    if not any(a["mixer"] == "attention" and p["profile"] in a["profiles"].split("+") for a in archs.values()):
+        raise ConfigError("sweeps.mixers.architectures: needs one with mixer: attention (the reference) "
+                          f"on profile {p['profile']!r}")
     for name, arch in archs.items():
         if not name.replace("_", "").isalnum():
             raise ConfigError(f"sweeps.mixers.architectures.{name}: names are letters, digits and '_'")
+        bad = set(arch["profiles"].split("+")) - set(PROFILES)
+        if bad:
+            raise ConfigError(f"sweeps.mixers.architectures.{name}.profiles: names joined by '+' from "
+                              f"{list(PROFILES)}, got {arch['profiles']!r}")
         for task in ("linear_map", "cellular_automata"):
             d_model = p[task]["model"]["d_model"]
             n_head = arch["n_head"] or p[task]["model"]["n_head"]

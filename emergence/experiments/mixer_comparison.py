@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from emergence.config import int_list
+from emergence.model import MIXER_KEYS
 
 SWEEP = "mixers"
 TASKS = ("linear_map", "cellular_automata")
@@ -60,7 +61,7 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
         model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
         return config
     reference = copy.deepcopy(model)
-    model.update({k: v for k, v in arch.items() if k != "n_head"}, **heads)
+    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS}, **heads)
     if sweep["match_parameters"]:
         module = experiment_module(task)
         layout = module.layout_of(config[task]["task"])
@@ -69,12 +70,18 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     return config
 
 
+def architectures(params: dict) -> dict[str, dict]:
+    """The architectures this profile runs."""
+    return {name: arch for name, arch in params["sweeps"][SWEEP]["architectures"].items()
+            if params["profile"] in arch.get("profiles", params["profile"]).split("+")}
+
+
 def cells(params: dict) -> list[tuple[str, dict]]:
-    """(cell name, cell params) for every architecture x setting, in a stable order."""
+    """(cell name, cell params) for every architecture this profile runs x setting, in a stable order."""
     sweep = params["sweeps"][SWEEP]
     out = []
     for task, overrides, label in settings(sweep):
-        for arch_name, arch in sweep["architectures"].items():
+        for arch_name, arch in architectures(params).items():
             out.append((f"{task}-{label}-{arch_name}", cell_config(params, task, overrides, arch)))
     return out
 
@@ -99,7 +106,7 @@ def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None
     if not sweep["match_parameters"]:
         return
     counts = parameter_counts(params, planned)
-    reference = next(n for n, a in sweep["architectures"].items() if a["mixer"] == "attention")
+    reference = next(n for n, a in architectures(params).items() if a["mixer"] == "attention")
     for name, count in counts.items():
         target = counts[name.rsplit("-", 1)[0] + f"-{reference}"]
         if abs(count - target) > sweep["tolerance"] * target:
@@ -120,7 +127,7 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     tmp.mkdir(parents=True)
     arch_of = {}
     for (task, overrides, label) in settings(sweep):
-        for arch_name in sweep["architectures"]:
+        for arch_name in architectures(params):
             arch_of[f"{task}-{label}-{arch_name}"] = (task, label, arch_name)
     planned = cells(params)
     check_parameter_match(params, planned)
