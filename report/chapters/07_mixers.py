@@ -300,7 +300,8 @@ for a in others:
                    f"z = {z:.2f}, p = {p:.3g}", "reproduced" if p < alpha else "not reproduced"))
 if others:
     claims.append(("8: Mamba, Gated DeltaNet and RWKV *mostly* underperform the transformer",
-                   f"{sum(worse)}/{len(others)} of {', '.join(others)} significantly slower than {reference}",
+                   f"{sum(worse)}/{len(others)} of the mixers run on this profile ({', '.join(others)}) "
+                   f"significantly slower than {reference}",
                    "reproduced" if 2 * sum(worse) > len(others) else "not reproduced"))
 table(pd.DataFrame(claims, columns=["claim", "measured here", "verdict"]), index=False)
 
