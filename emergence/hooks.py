@@ -13,6 +13,15 @@ import torch
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
 
+def apply_hook(hooks: Mapping[str, Hook] | None, name: str, x: torch.Tensor) -> torch.Tensor:
+    """Run the hook registered at `name` on x (if any); its non-None return replaces x."""
+    if hooks and name in hooks:
+        out = hooks[name](x, name)
+        if out is not None:
+            return out
+    return x
+
+
 def scores_name(layer: int) -> str:
     return f"blocks.{layer}.attn.hook_scores"
 

@@ -25,22 +25,16 @@ tests/test_mixers.py.
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping
+from typing import Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
+from emergence.hooks import Hook
+from emergence.hooks import apply_hook as _hook
+
 MIXERS = ("attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7")
-
-
-def _hook(hooks: Mapping[str, Hook] | None, name: str, x: torch.Tensor) -> torch.Tensor:
-    if hooks and name in hooks:
-        out = hooks[name](x, name)
-        if out is not None:
-            return out
-    return x
 
 
 def causal_conv(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -104,6 +98,18 @@ def _uniform_(p: torch.Tensor, low: float, high: float, gen: torch.Generator) ->
     p.copy_(low + (high - low) * torch.rand(p.shape, generator=gen))
 
 
+def _reset_ssm_gates(module: nn.Module, k: int, gen: torch.Generator) -> None:
+    """Mamba-style init of seed k: conv U(+-1/sqrt(K)), A in -[1, 16], dt log-uniform in
+    [1e-3, 0.1] stored as softplus^-1(dt), norm weight 1."""
+    bound = 1.0 / math.sqrt(module.cfg.conv_kernel)
+    _uniform_(module.conv_weight[k], -bound, bound, gen)
+    _uniform_(module.A_log[k], 0.0, math.log(16.0), gen)
+    dt = torch.exp(torch.rand(module.dt_bias.shape[1:], generator=gen) * (math.log(0.1) - math.log(1e-3))
+                   + math.log(1e-3))
+    module.dt_bias[k].copy_(dt + torch.log(-torch.expm1(-dt)))
+    module.norm_weight[k].fill_(1.0)
+
+
 def _heads(x: torch.Tensor, batch: int, n_head: int) -> torch.Tensor:
     """[E, B*T, H*dh] -> [E, B, H, T, dh]."""
     E, N, C = x.shape
@@ -125,7 +131,6 @@ class CausalMLPMixer(SeedParams):
     @torch.no_grad()
     def reset_seed_(self, k: int, gen: torch.Generator) -> None:
         # Start from the causal running mean (each position averages its prefix) plus noise.
-        T = self.cfg.seq_len
         mean = self.causal.float() / self.causal.float().sum(-1, keepdim=True)
         self.token_mixing[k].copy_(mean + 0.02 * torch.randn(self.token_mixing.shape[1:], generator=gen))
 
@@ -163,14 +168,8 @@ class Mamba2(SeedParams):
 
     @torch.no_grad()
     def reset_seed_(self, k: int, gen: torch.Generator) -> None:
-        bound = 1.0 / math.sqrt(self.cfg.conv_kernel)
-        _uniform_(self.conv_weight[k], -bound, bound, gen)
-        _uniform_(self.A_log[k], 0.0, math.log(16.0), gen)                  # A in -[1, 16]
-        dt = torch.exp(torch.rand(self.dt_bias.shape[1:], generator=gen) * (math.log(0.1) - math.log(1e-3))
-                       + math.log(1e-3))
-        self.dt_bias[k].copy_(dt + torch.log(-torch.expm1(-dt)))           # softplus^-1(dt)
+        _reset_ssm_gates(self, k, gen)
         self.D[k].fill_(1.0)
-        self.norm_weight[k].fill_(1.0)
 
     def gates(self, x: torch.Tensor, batch: int):
         """(z, xs [E,B,H,T,P], B [E,B,T,N], C [E,B,T,N], dt [E,B,H,T])."""
@@ -222,13 +221,7 @@ class GatedDeltaNet(SeedParams):
 
     @torch.no_grad()
     def reset_seed_(self, k: int, gen: torch.Generator) -> None:
-        bound = 1.0 / math.sqrt(self.cfg.conv_kernel)
-        _uniform_(self.conv_weight[k], -bound, bound, gen)
-        _uniform_(self.A_log[k], 0.0, math.log(16.0), gen)
-        dt = torch.exp(torch.rand(self.dt_bias.shape[1:], generator=gen) * (math.log(0.1) - math.log(1e-3))
-                       + math.log(1e-3))
-        self.dt_bias[k].copy_(dt + torch.log(-torch.expm1(-dt)))
-        self.norm_weight[k].fill_(1.0)
+        _reset_ssm_gates(self, k, gen)
 
     def gates(self, x: torch.Tensor, batch: int):
         """(q, k, v [E,B,H,T,dh], beta [E,B,H,T], log_decay [E,B,H,T])."""
@@ -267,7 +260,6 @@ class GatedDeltaNet(SeedParams):
         else:
             o, _ = self.core(q, k, v, beta, log_decay, want_mixing=False)
         o = _rms_norm(o, self.norm_weight[:, None, None, None])
-        E, B, H, T, dh = o.shape
         o = self.finish(o, hooks) * F.silu(self.gate(x))
         return self.proj(o)
 

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from emergence.hooks import apply_hook as _apply
 from emergence.mixers import MIXER_CLASSES
 
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
@@ -63,14 +64,6 @@ MIXER_KEYS = ("mixer", "d_state", "expand", "conv_kernel")
 def mixer_fields(model: dict) -> dict:
     """The mixer keys present in a params model dict, for ModelConfig(**...)."""
     return {k: model[k] for k in MIXER_KEYS if k in model}
-
-
-def _apply(hooks: Mapping[str, Hook] | None, name: str, x: torch.Tensor) -> torch.Tensor:
-    if hooks and name in hooks:
-        out = hooks[name](x, name)
-        if out is not None:
-            return out
-    return x
 
 
 class SeedLinear(nn.Module):
@@ -263,15 +256,8 @@ def parameter_count(cfg: ModelConfig) -> int:
         attn = d * 3 * d + 3 * d + d * d + d
         mlp = (d * m + m + m * d + d) if m > 0 else 0
         return V * d + T * d + L * (attn + mlp + 2 * norms) + norms + d * V
-    with torch.device("meta"):
-        model = SeedTransformer.__new__(SeedTransformer)
-        nn.Module.__init__(model)
-        E = 1
-        model.wte = nn.Parameter(torch.empty(E, cfg.vocab_size, cfg.d_model))
-        model.wpe = nn.Parameter(torch.empty(E, cfg.seq_len, cfg.d_model))
-        model.blocks = nn.ModuleList(Block(cfg, E, layer) for layer in range(cfg.n_layer))
-        model.ln_f = SeedLayerNorm(E, cfg.d_model) if cfg.norm == "pre" else nn.Identity()
-        model.head = SeedLinear(E, cfg.d_model, cfg.vocab_size, bias=False)
+    with torch.device("meta"):  # shapes only: no memory, init runs as no-ops
+        model = SeedTransformer(cfg, [0])
     return sum(p[0].numel() for p in model.parameters())
 
 

@@ -121,20 +121,15 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     from emergence.experiments.cells import cached_cells
     from emergence.io import write_netcdf
 
-    sweep = params["sweeps"][SWEEP]
+    planned = cells(params)
+    check_parameter_match(params, planned)  # before anything is written
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    arch_of = {}
-    for (task, overrides, label) in settings(sweep):
-        for arch_name in architectures(params):
-            arch_of[f"{task}-{label}-{arch_name}"] = (task, label, arch_name)
-    planned = cells(params)
-    check_parameter_match(params, planned)
     names = []
     for name, config in planned:
         (ds,) = cached_cells([config], scratch, f"{SWEEP}-{name}")
-        task, label, arch_name = arch_of[name]
+        task, label, arch_name = name.split("-")  # names hold no '-' (validated)
         ds.attrs.update(cell=name, task=task, setting=label, architecture=arch_name)
         write_netcdf(ds, tmp / f"{name}.nc")
         names.append(name)
