@@ -16,6 +16,23 @@ def test_transformer_cells_are_the_other_sweeps_cells():
     assert ca == ca_state_size_sweep.cell_config(p, 8, 0.0)
 
 
+def test_default_profile_trains_each_reference_cell_once():
+    """On the default profile every transformer cell of the comparison is also a cell the
+    sparsity or state-size sweep runs, with the same configuration (one cache entry)."""
+    p = load_params(profile="default")
+    lm_row = next(r for r in p["sweeps"]["sparsity"]["grid"].values()
+                  if r["state_size"] == p["sweeps"]["mixers"]["linear_map"]["state_size"])
+    for name, cfg in mc.cells(p):
+        if name.startswith("linear_map") and name.endswith("-transformer"):
+            s = cfg["linear_map"]["task"]["sparsity"]
+            assert str(s) in lm_row["default"].split(), name
+            assert cfg == sparsity_sweep.cell_config(p, lm_row["state_size"], s)
+        elif name.endswith("-transformer"):
+            S = cfg["cellular_automata"]["task"]["state_size"]
+            assert str(S) in p["sweeps"]["ca_state_size"]["state_sizes"].split(), name
+            assert cfg == ca_state_size_sweep.cell_config(p, S, 0.0)
+
+
 def test_every_cell_is_parameter_matched_and_named():
     p = load_params()
     planned = mc.cells(p)
