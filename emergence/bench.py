@@ -2,14 +2,17 @@
 
     python -m emergence.bench --out data/bench/throughput.json [--seconds 4] [--groups 1,2,4,8] [--rounds 3]
                               [--configs paper,default,cellular_automata,mixers/]
+                              [--compile none|default|max-autotune-no-cudagraphs]
 
 For the paper's linear-map configuration, this repo's default one, the default
 cellular-automata one and every architecture of the mixer comparison (sweeps.mixers, at its
 first linear-map setting; FLOP/s for attention models only), and for each number of seeds
 sharing a batch, it times the real training step (emergence.train.train_step) and reports
 steps/s, seed-steps/s, analytic FLOP/s, that as a fraction of the matmul ceiling measured
-in the same run, the per-seed speed-up over one seed at a time, and peak memory. Each
-measurement runs in a fresh process so its peak memory is its own.
+in the same run, the per-seed speed-up over one seed at a time, and peak memory. The three
+attention configurations are also measured with `train.compile` (names `<config>+compiled`;
+the cold compile is timed apart as warmup_s). Each measurement runs in a fresh process so its
+peak memory is its own.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ def _measure(args: tuple) -> dict:
     config_name, task_name, section, n_group, threads, seconds, device = args
     from emergence.experiments.cells import experiment_module
     from emergence.model import SeedTransformer
-    from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step
+    from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step, training_forward
 
     keep_freed_memory()
     torch.set_num_threads(threads)
@@ -57,14 +60,19 @@ def _measure(args: tuple) -> dict:
     seeds = list(range(n_group))
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
+    forward = training_forward(model, train, None)
     B = train["batch_size"]
 
     def step(i: int) -> None:
         tokens = torch.stack([task.sampler(B, batch_generator(s, i)) for s in seeds])
-        train_step(model, opt, tokens, task.loss_weights, train["grad_clip"])
+        train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"])
 
-    for i in range(3):
+    warm = time.perf_counter()
+    for i in range(3):  # with train.compile, the first steps compile (timed apart)
         step(i)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    warmup_s = time.perf_counter() - warm
     if device == "cuda":
         torch.cuda.synchronize()
     n, start = 0, time.perf_counter()
@@ -81,17 +89,21 @@ def _measure(args: tuple) -> dict:
     return {"config": config_name, "task": task_name, "seeds_per_group": n_group, "steps": n,
             "steps_per_s": n / elapsed, "seed_steps_per_s": n * n_group / elapsed,
             "gflop_per_s": flops * n / elapsed / 1e9, "peak_memory_mib": round(peak, 1),
-            "model": cfg.to_dict(), "batch_size": B}
+            "model": cfg.to_dict(), "batch_size": B, "compile": train["compile"], "warmup_s": round(warmup_s, 1)}
 
 
-def configurations() -> dict[str, tuple[str, dict]]:
+def configurations(compile_mode: str = "none") -> dict[str, tuple[str, dict]]:
     """name -> (task section, its params): the paper's linear-map setting, this repo's default
-    one, and the default cellular-automata setting."""
+    one, the default cellular-automata setting, each also as `<name>+compiled` (train.compile =
+    compile_mode) unless that is "none", and every architecture of the mixer comparison."""
     from emergence.experiments.mixer_comparison import cell_config, settings
 
     paper, default = load_params(profile="paper"), load_params(profile="default")
     out = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
            "cellular_automata": ("cellular_automata", default["cellular_automata"])}
+    if compile_mode != "none":
+        for name, (task, section) in list(out.items()):
+            out[f"{name}+compiled"] = (task, {**section, "train": {**section["train"], "compile": compile_mode}})
     # Every architecture of the mixer comparison at its first linear-map setting (default profile).
     sweep = default["sweeps"]["mixers"]
     task, overrides, _ = settings(sweep)[0]
@@ -119,7 +131,7 @@ def _median(xs: list[float]) -> float:
 
 
 def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
-        only: list[str] | None = None) -> dict:
+        only: list[str] | None = None, compile_mode: str = "none") -> dict:
     """Every (configuration, seeds per batch) is measured once per round, rounds interleaved, and
     the matmul ceiling once per round: a shared VM's speed drifts by +-15% over minutes, so each
     round's throughput is divided by that round's ceiling and the medians over rounds reported."""
@@ -129,7 +141,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     for r in range(rounds):
         ceiling = matmul_ceiling(threads) if device == "cpu" else _gpu_ceiling()
         ceilings.append(ceiling)
-        for name, (task_name, section) in configurations().items():
+        for name, (task_name, section) in configurations(compile_mode).items():
             if only and not any(name.startswith(prefix) for prefix in only):
                 continue
             for g in groups:
@@ -137,7 +149,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                     row = pool.apply(_measure, ((name, task_name, section, g, threads, seconds, device),))
                 row["fraction_of_matmul_ceiling"] = row["gflop_per_s"] / ceiling
                 samples.setdefault((name, g), []).append(row)
-                print(f"round {r + 1}/{rounds} {name:8s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
+                print(f"round {r + 1}/{rounds} {name:26s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
                       f"{row['seed_steps_per_s']:8.2f} seed-steps/s  {row['gflop_per_s']:7.1f} GFLOP/s "
                       f"({row['fraction_of_matmul_ceiling']:.0%} of {ceiling:.0f})  peak {row['peak_memory_mib']:.0f} MiB",
                       flush=True)
@@ -162,7 +174,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     for name in dict.fromkeys(r["config"] for r in rows):
         mine = [r for r in rows if r["config"] == name]
         top = max(mine, key=lambda r: r["seed_steps_per_s"])
-        best[name] = {"seeds_per_group": top["seeds_per_group"], "seed_steps_per_s": top["seed_steps_per_s"],
+        best[name] = {"compile": top["compile"], "seeds_per_group": top["seeds_per_group"], "seed_steps_per_s": top["seed_steps_per_s"],
                       "fraction_of_matmul_ceiling": top["fraction_of_matmul_ceiling"],
                       "per_seed_speedup_vs_one": top.get("per_seed_speedup_vs_one"),
                       "slower_per_seed_than_one": [r["seeds_per_group"] for r in mine
@@ -195,10 +207,13 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--configs", default="", help="comma-separated name prefixes to run (default: all), "
                                                        "e.g. paper,default,cellular_automata,mixers/")
+    parser.add_argument("--compile", default="max-autotune-no-cudagraphs",
+                        help="torch.compile mode of the '+compiled' variants of the attention configurations "
+                             "(none: skip them)")
     args = parser.parse_args()
     only = [c for c in args.configs.split(",") if c]
     result = run([int(g) for g in args.groups.split(",")], args.seconds, args.threads, args.device, args.rounds,
-                 only)
+                 only, args.compile)
     result = _json_safe(result)
     write_json(result, Path(args.out))
     print(f"matmul ceiling {result['matmul_ceiling_gflop_per_s']:.0f} GFLOP/s; best: "

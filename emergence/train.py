@@ -223,6 +223,16 @@ def train_step(model: SeedTransformer, opt: torch.optim.Optimizer, tokens: torch
     return loss.detach()
 
 
+def training_forward(model: SeedTransformer, train: dict, hooks: Mapping[str, Hook] | None):
+    """What the training steps call: the model, or torch.compile's wrapper of it (the same
+    parameters, graphs specialised to the training shapes) when `train.compile` asks for it and
+    no hook acts on the training pass (hooks stay eager, as evaluation does)."""
+    mode = train["compile"]
+    if mode == "none" or hooks:
+        return model
+    return torch.compile(model, mode=mode, dynamic=False)
+
+
 def make_optimizer(model: SeedTransformer, train: dict) -> torch.optim.Optimizer:
     return torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
                              weight_decay=train["weight_decay"], fused=True)
@@ -286,13 +296,14 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     fault_after = int(os.environ.get(FAULT_ENV, "-1"))
     bar = tqdm(total=steps, initial=start, desc=f"train group {group_index + 1}/{n_groups}",
                unit="step", mininterval=2.0, dynamic_ncols=True)
+    forward = training_forward(model, train, train_hooks)
     if start == 0:
         observe(0)
     for step in range(start, steps):
         tokens = torch.stack([task.sampler(B, batch_generator(seed, step)) for seed in seeds])
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
-        loss = train_step(model, opt, tokens, weights, train["grad_clip"], train_hooks)
+        loss = train_step(forward, opt, tokens, weights, train["grad_clip"], train_hooks)
         loss_np = loss.cpu().numpy()
         recorder.arrays["train_loss"][:, step] = loss_np
         bad = (~np.isfinite(loss_np) | (loss_np > train["divergence_loss"])) & (recorder.diverged_step < 0)

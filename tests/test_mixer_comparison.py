@@ -51,6 +51,20 @@ def test_every_cell_is_parameter_matched_and_named():
     assert smoke == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
 
 
+def test_an_architecture_can_train_at_its_own_learning_rate():
+    p = load_params()
+    archs = p["sweeps"]["mixers"]["architectures"]
+    archs["mlp_mixer"]["lr"] = 0.01
+    setting = {"state_size": 16, "sparsity": 3}
+    assert mc.cell_config(p, "linear_map", setting, archs["mlp_mixer"])["linear_map"]["train"]["lr"] == 0.01
+    assert archs["mamba2"]["lr"] == 0  # 0: the task's rate
+    lr = mc.cell_config(p, "linear_map", setting, archs["mamba2"])["linear_map"]["train"]["lr"]
+    assert lr == p["linear_map"]["train"]["lr"]
+    archs["mlp_mixer"]["lr"] = -1.0
+    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mlp_mixer.lr"):
+        validate(p)
+
+
 def test_a_cell_outside_the_tolerance_stops_before_training(tmp_path):
     p = load_params(profile="smoke")
     p["sweeps"]["mixers"]["tolerance"] = 0.0

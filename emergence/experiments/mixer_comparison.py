@@ -57,6 +57,8 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
     model = config[task]["model"]
     heads = {"n_head": arch["n_head"]} if arch.get("n_head", 0) > 0 else {}
+    if arch.get("lr", 0.0) > 0:  # the architecture's own learning rate; 0 keeps the task's
+        config[task]["train"]["lr"] = arch["lr"]
     if arch.get("mixer", "attention") == "attention":
         model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
         return config
