@@ -17,9 +17,11 @@ overrides the mixing exactly as it overrides attention probabilities; `hook_z` c
 per-head outputs. Mixers have no pre-softmax scores, so a hook on hook_scores is an error.
 
 Fast paths avoid M where it is not needed: Gated DeltaNet solves its triangular system
-against the values, RWKV-7 runs its recurrence (its per-channel decay has no stable
-full-sequence parallel form); with a pattern hook both build M (RWKV-7 by running the same
-recurrence on one-hot values). Each is tested against its published recurrence in
+against the values; RWKV-7 runs a chunked WY form (32 tokens a chunk, a state carried
+between chunks; its per-channel decays rule out one T x T decay matrix, but RWKV-7 bounds
+them, so decayed keys stay within float32 inside a chunk). With a pattern hook both build M
+(RWKV-7 by running the chunked form on one-hot values). Each is tested against its
+published recurrence (RWKV-7: `RWKV7.recurrence`, the reference kernel's loop) in
 tests/test_mixers.py.
 """
 from __future__ import annotations
@@ -78,6 +80,12 @@ def causal_conv(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 LOG_DECAY_FLOOR = -80.0
 
 
+def causal_mask(T: int, like: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
+    """[T, T] float mask, 1 where s <= t + diagonal: multiplying by it is several times faster
+    on CPU than masked_fill or tril on [.., T, T] tensors, forward and backward."""
+    return torch.ones(T, T, dtype=like.dtype, device=like.device).tril(diagonal)
+
+
 class _DecayMatrix(torch.autograd.Function):
     """D = exp(clamp(cum_t - cum_s)) masked to s <= t, with a hand-written backward: autograd's
     chain (clamp, exp, mask) would allocate several T x T temporaries per call."""
@@ -87,7 +95,7 @@ class _DecayMatrix(torch.autograd.Function):
         T = log_decay.shape[-1]
         cum = log_decay.cumsum(-1)
         D = (cum.unsqueeze(-1) - cum.unsqueeze(-2)).clamp_(LOG_DECAY_FLOOR, 0.0).exp_()
-        D.masked_fill_(~torch.ones(T, T, dtype=torch.bool, device=D.device).tril(), 0.0)
+        D.mul_(causal_mask(T, D))
         ctx.save_for_backward(D)
         return D
 
@@ -289,16 +297,16 @@ class GatedDeltaNet(SeedParams):
     def core(q, k, v, beta, log_decay, want_mixing: bool):
         """(output [.., T, dv], M or None) via the WY form: with D the decay matrix,
         U = (I + diag(b) strict(D*KK^T))^-1 diag(b) V and O = tril(D*QK^T) U."""
-        T = q.shape[-2]
         D = decay_matrix(log_decay)
-        eye = torch.eye(T, dtype=q.dtype, device=q.device)
-        system = eye + beta.unsqueeze(-1) * (D * (k @ k.transpose(-1, -2))).tril(-1)
+        # The system is unit lower triangular: the solver reads only the strictly lower part of
+        # diag(b) (D * KK^T), so neither the diagonal nor the (zero) upper part needs masking.
+        system = (beta.unsqueeze(-1) * k) @ k.transpose(-1, -2) * D
         read = D * (q @ k.transpose(-1, -2))                                # tril through D
+        solve = lambda rhs: torch.linalg.solve_triangular(system, rhs, upper=False, unitriangular=True)
         if want_mixing:
-            M = read @ torch.linalg.solve_triangular(system, torch.diag_embed(beta), upper=False)
+            M = read @ solve(torch.diag_embed(beta))
             return M @ v, M
-        U = torch.linalg.solve_triangular(system, beta.unsqueeze(-1) * v, upper=False)
-        return read @ U, None
+        return read @ solve(beta.unsqueeze(-1) * v), None
 
     def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
         self.check_hooks(hooks)
@@ -349,7 +357,7 @@ class RWKV7(SeedParams):
         self.ln_x_shift[k].zero_()
 
     def gates(self, x: torch.Tensor, batch: int):
-        """(r, w, k, v, a, kk [E,B,H,T,dh], g [E, B*T, d])."""
+        """(r, log_decay, k, v, a, kk [E,B,H,T,dh], g [E, B*T, d])."""
         E, N, d = x.shape
         T, H = N // batch, self.cfg.n_head
         xt = x.view(E, batch, T, d)
@@ -357,12 +365,12 @@ class RWKV7(SeedParams):
         xr, xw, xk, xv, xa, xg = (x + delta * self.shift_mix[:, i, None] for i in range(6))
         r, k, v = self.receptance(xr), self.key(xk), self.value(xv)
         log_w = -F.softplus(-(self.w0[:, None] + self.w2(torch.tanh(self.w1(xw))))) - 0.5
-        w = torch.exp(-torch.exp(log_w))                                    # decay in (0.545, 1)
+        log_decay = -torch.exp(log_w)                             # in [-e^-0.5, 0): decay in (0.545, 1)
         a = torch.sigmoid(self.a0[:, None] + self.a2(self.a1(xa)))
         g = self.g2(torch.sigmoid(self.g1(xg)))
         kk = F.normalize(_heads(k * self.k_k[:, None], batch, H), dim=-1)
         k = k * (1 + (a - 1) * self.k_a[:, None])
-        heads = [_heads(t, batch, H) for t in (r, w, k, v, a)]
+        heads = [_heads(t, batch, H) for t in (r, log_decay, k, v, a)]
         return (*heads, kk, g)
 
     @staticmethod
@@ -378,6 +386,48 @@ class RWKV7(SeedParams):
             outs.append((S @ rt.unsqueeze(-1)).squeeze(-1))
         return torch.stack(outs, dim=-2)
 
+    @staticmethod
+    def chunked(r, log_decay, k, v, a, kk, chunk: int = 32) -> torch.Tensor:
+        """`recurrence`'s output a chunk of tokens at a time (the WY form of diagonal-plus-rank-one
+        transitions, as flash-linear-attention's DPLR chunk kernels). With S_t = S_{t-1} diag(w_t)
+        + u_t b_t^T + v_t k_t^T, where u_t = S_{t-1}(-kk_t) and b_t = a_t kk_t, and c_t the
+        cumulative log decay within the chunk (S0 the state before it):
+            S_t = S0 diag(e^{c_t}) + sum_{s<=t} (u_s b_s^T + v_s k_s^T) diag(e^{c_t - c_s}),
+        so U solves (I - A_ub) U = A_uk V + S0-term and O = R_b U + R_k V + S0-term, with T x T
+        matrices pairing decayed vectors, e.g. A_ub[t, s] = (-kk_t e^{c_{t-1}}) . (b_s e^{-c_s}), s < t.
+        The decayed vectors are referenced to the chunk's middle; RWKV-7 bounds each log decay to
+        [-e^-0.5, 0), so e^{+-c} stays within float32 for chunks up to ~100 tokens."""
+        T = r.shape[-2]
+        S = None
+        outs = []
+        for start in range(0, T, chunk):
+            rc, lc, kc, vc, ac, kkc = (x[..., start:start + chunk, :] for x in (r, log_decay, k, v, a, kk))
+            C = rc.shape[-2]
+            cum = lc.cumsum(-2)                                             # c_t
+            prev = cum - lc                                                 # c_{t-1}
+            mid = cum[..., C // 2:C // 2 + 1, :]
+            inv = torch.exp(mid - cum)
+            u_read = kkc * torch.exp(prev - mid)                            # u_t reads with -kk_t: sign below
+            o_read = rc * torch.exp(cum - mid)
+            b_write, k_write = ac * kkc * inv, kc * inv
+            upto = causal_mask(C, r)
+            strict = causal_mask(C, r, diagonal=-1)
+            # (I - A_ub) = (I + u_read b_write^T): unit lower triangular, read below the diagonal only.
+            neg_A_ub = u_read @ b_write.mT
+            rhs = -((u_read @ k_write.mT) * strict) @ vc
+            out = ((o_read @ k_write.mT) * upto) @ vc
+            if S is not None:
+                rhs = rhs - (kkc * prev.exp()) @ S.mT
+                out = out + (rc * cum.exp()) @ S.mT
+            U = torch.linalg.solve_triangular(neg_A_ub, rhs, upper=False, unitriangular=True)
+            outs.append(out + ((o_read @ b_write.mT) * upto) @ U)
+            if start + chunk < T:
+                last = cum[..., -1:, :]
+                to_end = torch.exp(last - cum)
+                carried = 0.0 if S is None else S * last.exp()
+                S = carried + U.mT @ (ac * kkc * to_end) + vc.mT @ (kc * to_end)
+        return torch.cat(outs, dim=-2)
+
     def bonus(self, r, k) -> torch.Tensor:
         """The diagonal term r_t . (k_t * r_k) per head [E, B, H, T]."""
         r_k = self.r_k.view(self.n_seeds, 1, self.cfg.n_head, 1, -1)
@@ -385,17 +435,16 @@ class RWKV7(SeedParams):
 
     def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
         self.check_hooks(hooks)
-        r, w, k, v, a, kk, g = self.gates(x, batch)
+        r, log_decay, k, v, a, kk, g = self.gates(x, batch)
         bonus = self.bonus(r, k)
         if self.wants_pattern(hooks):
             T = r.shape[-2]
             eye = torch.eye(T, dtype=x.dtype, device=x.device).expand(*r.shape[:-2], T, T)
-            M = self.recurrence(r, w, k, eye, a, kk) + torch.diag_embed(bonus)
+            M = self.chunked(r, log_decay, k, eye, a, kk) + torch.diag_embed(bonus)
             o = _hook(hooks, self.prefix + "hook_pattern", M) @ v
         else:
-            o = self.recurrence(r, w, k, v, a, kk) + bonus.unsqueeze(-1) * v
-        mean, var = o.mean(-1, keepdim=True), o.var(-1, unbiased=False, keepdim=True)
-        o = (o - mean) * torch.rsqrt(var + 64e-5)                           # GroupNorm, one group per head
+            o = self.chunked(r, log_decay, k, v, a, kk) + bonus.unsqueeze(-1) * v
+        o = F.layer_norm(o, o.shape[-1:], eps=64e-5)                         # GroupNorm, one group per head
         o = self.finish(o, hooks)
         o = o * self.ln_x_weight[:, None] + self.ln_x_shift[:, None]
         return self.proj(o * g)

@@ -37,7 +37,6 @@ def test_every_cell_is_parameter_matched_and_named():
     p = load_params()
     planned = mc.cells(p)
     archs = list(mc.architectures(p))
-    assert "rwkv7" not in archs  # paper and smoke only (its recurrence is too slow on 2 cores)
     assert len(planned) == len(archs) * len(mc.settings(p["sweeps"]["mixers"]))
     counts = mc.parameter_counts(p, planned)
     for name, count in counts.items():
@@ -45,7 +44,9 @@ def test_every_cell_is_parameter_matched_and_named():
         assert abs(count - reference) <= 0.1 * reference, name
     mixers = {cfg[mc.settings(p["sweeps"]["mixers"])[0][0]]["model"].get("mixer", "attention")
               for name, cfg in planned if name.startswith("linear_map")}
-    assert mixers == {"attention", "mlp_mixer", "mamba2", "gated_deltanet"}
+    assert mixers == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
+    p["sweeps"]["mixers"]["architectures"]["rwkv7"]["profiles"] = "smoke+paper"
+    assert "rwkv7" not in mc.architectures(p)  # `profiles` says where an architecture runs
     smoke = {cfg[next(k for k in cfg if k != "profile")]["model"].get("mixer", "attention")
              for _, cfg in mc.cells(load_params(profile="smoke"))}
     assert smoke == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}

@@ -215,6 +215,36 @@ def test_rwkv7_recurrence_matches_the_reference_kernel_form():
     torch.testing.assert_close(RWKV7.recurrence(r, w, k, v, a, kk), torch.stack(ref, dim=1), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("chunk", [32, 5, 1])  # one chunk, chunks with a carried state, token by token
+@pytest.mark.parametrize("strongest", [False, True])  # decays at RWKV-7's bound e^{-e^{-0.5}} ~ 0.545
+def test_rwkv7_chunked_form_matches_the_recurrence(chunk, strongest):
+    g = torch.Generator().manual_seed(2)
+    shape = (2, 3, 2, 23)
+    r, k, v = (torch.randn(*shape, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    kk = F.normalize(torch.randn(*shape, 4, generator=g, dtype=torch.float64), dim=-1)
+    a = torch.rand(*shape, 4, generator=g, dtype=torch.float64)
+    log_decay = -math.exp(-0.5) * (torch.ones(*shape, 4, dtype=torch.float64) if strongest
+                                   else torch.rand(*shape, 4, generator=g, dtype=torch.float64))
+    inputs = [t.requires_grad_() for t in (r, log_decay, k, v, a, kk)]
+    ref = RWKV7.recurrence(r, log_decay.exp(), k, v, a, kk)
+    out = RWKV7.chunked(*inputs, chunk=chunk)
+    torch.testing.assert_close(out, ref)
+    grad = torch.randn(ref.shape, generator=g, dtype=torch.float64)
+    for x, y in zip(torch.autograd.grad(out, inputs, grad), torch.autograd.grad(ref, inputs, grad)):
+        torch.testing.assert_close(x, y)
+
+
+def test_rwkv7_chunked_form_is_accurate_in_float32_at_the_strongest_decay():
+    g = torch.Generator().manual_seed(3)
+    shape = (4, 2, 64)
+    r, k, v = (torch.randn(*shape, 8, generator=g) for _ in range(3))
+    kk = F.normalize(torch.randn(*shape, 8, generator=g), dim=-1)
+    a = torch.rand(*shape, 8, generator=g)
+    log_decay = torch.full((*shape, 8), -math.exp(-0.5))
+    ref = RWKV7.recurrence(*(t.double() for t in (r, log_decay.exp(), k, v, a, kk)))
+    torch.testing.assert_close(RWKV7.chunked(r, log_decay, k, v, a, kk).double(), ref, rtol=1e-4, atol=1e-4)
+
+
 def test_mlp_mixer_mixing_is_its_masked_weight():
     cfg = cfg_for("mlp_mixer", n_layer=1)
     model = SeedTransformer(cfg, [0])
