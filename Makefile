@@ -1,6 +1,9 @@
 # make report [PROFILE=default|smoke|paper]   whole pipeline, ends with the report's paths
 # make test                                   unit tests + smoke pipeline in a temporary copy
 # make bench                                  training throughput -> data/bench/throughput.json
+# make cuda-kernels                           optional, GPU machines: the mixers' library kernels
+#                                             (sweeps.mixers.kernels: cuda); mamba-ssm compiles
+#                                             against the CUDA toolkit (nvcc), several minutes
 PROFILE ?= default
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +11,7 @@ BIN := $(abspath $(VENV))/bin
 export DVC_NO_ANALYTICS := 1
 export PATH := $(BIN):$(PATH)
 
-.PHONY: report test bench env clean-scratch
+.PHONY: report test bench env cuda-kernels clean-scratch
 
 env: $(VENV)/.installed
 
@@ -31,6 +34,10 @@ test: env
 
 bench: env
 	$(BIN)/python -m emergence.bench --out data/bench/throughput.json
+
+cuda-kernels: env
+	$(BIN)/pip install "flash-linear-attention==0.6.0"
+	$(BIN)/pip install --no-build-isolation "mamba-ssm==2.3.2.post1"
 
 clean-scratch:
 	rm -rf data/.scratch

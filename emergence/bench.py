@@ -6,7 +6,7 @@
 
 For the paper's linear-map configuration, this repo's default one, the default
 cellular-automata one and every architecture of the mixer comparison (sweeps.mixers, at its
-first linear-map setting; FLOP/s for attention models only), and for each number of seeds
+first linear-map setting, with the architecture's train.compile; FLOP/s for attention models only), and for each number of seeds
 sharing a batch, it times the real training step (emergence.train.train_step) and reports
 steps/s, seed-steps/s, analytic FLOP/s, that as a fraction of the matmul ceiling measured
 in the same run, the per-seed speed-up over one seed at a time, and peak memory. The three
@@ -73,8 +73,6 @@ def _measure(args: tuple) -> dict:
     if device == "cuda":
         torch.cuda.synchronize()
     warmup_s = time.perf_counter() - warm
-    if device == "cuda":
-        torch.cuda.synchronize()
     n, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds or n < 5:
         step(n)

@@ -22,7 +22,8 @@ between chunks; its per-channel decays rule out one T x T decay matrix, but RWKV
 them, so decayed keys stay within float32 inside a chunk). With a pattern hook both build M
 (RWKV-7 by running the chunked form on one-hot values). Each is tested against its
 published recurrence (RWKV-7: `RWKV7.recurrence`, the reference kernel's loop) in
-tests/test_mixers.py.
+tests/test_mixers.py. With `kernels: cuda` the training path runs the published CUDA kernels
+instead (emergence/mixer_kernels.py).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from emergence import mixer_kernels
 from emergence.hooks import Hook
 from emergence.hooks import apply_hook as _hook
 
@@ -112,7 +114,8 @@ def decay_matrix(log_decay: torch.Tensor) -> torch.Tensor:
     """[..., T] per-step log decays (<= 0) -> [..., T, T] with D[t, s] = exp(sum_{s<r<=t} log_decay_r)
     for s <= t and 0 above the diagonal. A difference of cumulative sums, clamped to
     [LOG_DECAY_FLOOR, 0] before the exponential (above the diagonal the difference is >= 0 and
-    would overflow) and masked after it. The clamped entries (< e^-80) get no gradient."""
+    would overflow) and masked after it. A clamped entry's gradient is at most e^-80 times the
+    incoming one."""
     return _DecayMatrix.apply(log_decay)
 
 
@@ -138,6 +141,13 @@ class SeedParams(nn.Module):
 
     def wants_pattern(self, hooks: Mapping[str, Hook] | None) -> bool:
         return bool(hooks) and self.prefix + "hook_pattern" in hooks
+
+    def library_kernel(self, hooks: Mapping[str, Hook] | None):
+        """The library kernel for this mixer's core under kernels = cuda, else None (the reference
+        path; always taken when a hook reads or replaces the mixing matrix)."""
+        if self.cfg.kernels != "cuda" or self.wants_pattern(hooks):
+            return None
+        return mixer_kernels.library_kernel(self.cfg.mixer)
 
     def finish(self, z: torch.Tensor, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
         """z [E, B, H, T, dh] -> hook_z [E, B, T, H, dh] -> [E, B*T, H*dh]."""
@@ -249,8 +259,12 @@ class Mamba2(SeedParams):
     def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
         self.check_hooks(hooks)
         z, xs, Bm, Cm, dt = self.gates(x, batch)
-        M = _hook(hooks, self.prefix + "hook_pattern", self.mixing(Bm, Cm, dt))
-        y = M @ xs + self.D[:, None, :, None, None] * xs                    # [E, B, H, T, P]
+        kernel = self.library_kernel(hooks)
+        if kernel is None:
+            y = _hook(hooks, self.prefix + "hook_pattern", self.mixing(Bm, Cm, dt)) @ xs
+        else:
+            y = mixer_kernels.mamba2_scan(xs, dt, self.A_log, Bm, Cm, kernel)
+        y = y + self.D[:, None, :, None, None] * xs                         # [E, B, H, T, P]
         E, B, H, T, P = y.shape
         y = _hook(hooks, self.prefix + "hook_z", y.transpose(2, 3)).reshape(E, B, T, H * P)
         y = _rms_norm(y * F.silu(z), self.norm_weight[:, None, None])
@@ -311,9 +325,12 @@ class GatedDeltaNet(SeedParams):
     def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
         self.check_hooks(hooks)
         q, k, v, beta, log_decay = self.gates(x, batch)
+        kernel = self.library_kernel(hooks)
         if self.wants_pattern(hooks):
             _, M = self.core(q, k, v, beta, log_decay, want_mixing=True)
             o = _hook(hooks, self.prefix + "hook_pattern", M) @ v
+        elif kernel is not None:
+            o = mixer_kernels.gated_delta_rule(q, k, v, beta, log_decay, kernel)
         else:
             o, _ = self.core(q, k, v, beta, log_decay, want_mixing=False)
         o = _rms_norm(o, self.norm_weight[:, None, None, None])
@@ -443,7 +460,10 @@ class RWKV7(SeedParams):
             M = self.chunked(r, log_decay, k, eye, a, kk) + torch.diag_embed(bonus)
             o = _hook(hooks, self.prefix + "hook_pattern", M) @ v
         else:
-            o = self.chunked(r, log_decay, k, v, a, kk) + bonus.unsqueeze(-1) * v
+            kernel = self.library_kernel(hooks)
+            state = (self.chunked(r, log_decay, k, v, a, kk) if kernel is None
+                     else mixer_kernels.rwkv7_scan(r, log_decay, k, v, a, kk, kernel))
+            o = state + bonus.unsqueeze(-1) * v
         o = F.layer_norm(o, o.shape[-1:], eps=64e-5)                         # GroupNorm, one group per head
         o = self.finish(o, hooks)
         o = o * self.ln_x_weight[:, None] + self.ln_x_shift[:, None]

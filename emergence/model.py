@@ -48,6 +48,7 @@ class ModelConfig:
     d_state: int = 16         # mamba2: state size N per head
     expand: int = 1           # mamba2: d_inner = expand * d_model
     conv_kernel: int = 4      # mamba2 / gated_deltanet: width of the short causal convolution
+    kernels: str = "reference"  # mixers' cores: "reference" (this package) or "cuda" (emergence.mixer_kernels)
 
     @property
     def d_head(self) -> int:
@@ -58,7 +59,7 @@ class ModelConfig:
 
 
 # Model-dict keys that choose and shape a non-attention mixer (absent: the transformer).
-MIXER_KEYS = ("mixer", "d_state", "expand", "conv_kernel")
+MIXER_KEYS = ("mixer", "d_state", "expand", "conv_kernel", "kernels")
 
 
 def mixer_fields(model: dict) -> dict:

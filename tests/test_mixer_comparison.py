@@ -66,6 +66,34 @@ def test_an_architecture_can_train_at_its_own_learning_rate():
         validate(p)
 
 
+def test_an_architecture_can_compile_its_training_step_without_touching_shared_cells():
+    p = load_params()
+    archs = p["sweeps"]["mixers"]["architectures"]
+    setting = {"state_size": 16, "sparsity": 3}
+    train = lambda name: mc.cell_config(p, "linear_map", setting, archs[name])["linear_map"]["train"]
+    archs["mamba2"]["compile"] = "default"
+    assert train("mamba2")["compile"] == "default"
+    assert archs["transformer"]["compile"] == "task"  # the transformer cells stay the other sweeps' cells
+    assert train("transformer")["compile"] == p["linear_map"]["train"]["compile"]
+    archs["mamba2"]["compile"] = "fast"
+    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mamba2.compile"):
+        validate(p)
+
+
+def test_kernels_reach_the_mixer_cells_and_cuda_stops_before_training_without_a_gpu(tmp_path, monkeypatch):
+    p = load_params(profile="smoke")
+    p["sweeps"]["mixers"]["kernels"] = "cuda"
+    kernels = {cfg[next(k for k in cfg if k != "profile")]["model"].get("kernels")
+               for name, cfg in mc.cells(p) if not name.endswith("-transformer")}
+    assert kernels == {"cuda"}
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    for task in ("linear_map", "cellular_automata"):
+        p[task]["train"]["device"] = "cpu"
+    with pytest.raises(ValueError, match="kernels = cuda needs a CUDA device"):
+        mc.run(p, tmp_path / "out", tmp_path / "scratch")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_cell_outside_the_tolerance_stops_before_training(tmp_path):
     p = load_params(profile="smoke")
     p["sweeps"]["mixers"]["tolerance"] = 0.0

@@ -59,11 +59,13 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     heads = {"n_head": arch["n_head"]} if arch.get("n_head", 0) > 0 else {}
     if arch.get("lr", 0.0) > 0:  # the architecture's own learning rate; 0 keeps the task's
         config[task]["train"]["lr"] = arch["lr"]
+    if arch.get("compile", "task") != "task":  # the architecture's own train.compile
+        config[task]["train"]["compile"] = arch["compile"]
     if arch.get("mixer", "attention") == "attention":
         model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
         return config
     reference = copy.deepcopy(model)
-    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS}, **heads)
+    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS}, **heads, kernels=sweep["kernels"])
     if sweep["match_parameters"]:
         module = experiment_module(task)
         layout = module.layout_of(config[task]["task"])
@@ -118,6 +120,20 @@ def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None
                               "MLP width matched (shrink its mixer: n_head, d_state or expand)")
 
 
+def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
+    """With kernels = cuda: a CUDA training device and every library kernel importable."""
+    from emergence.experiments.cells import task_of
+    from emergence.mixer_kernels import check_available
+    from emergence.train import resolve_device
+
+    if params["sweeps"][SWEEP]["kernels"] != "cuda":
+        return
+    for name, config in planned:
+        model, train = config[task_of(config)]["model"], config[task_of(config)]["train"]
+        if model.get("kernels") == "cuda":
+            check_available({model["mixer"]}, resolve_device(train["device"]).type)
+
+
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Train (or load) every cell; write out_dir/<cell>.nc, the folder replaced atomically."""
     from emergence.experiments.cells import cached_cells
@@ -125,6 +141,7 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
 
     planned = cells(params)
     check_parameter_match(params, planned)  # before anything is written
+    check_kernels(params, planned)
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
