@@ -81,11 +81,18 @@ for t, s in settings:
         i = cell_index(t, s, a)
         if i is None:
             continue
+        cell = cells[f"{t}-{s}-{a}"]
+        train = json.loads(cell.attrs["config"])[t]["train"]
+        kernels = json.loads(cell.attrs["model_config"]).get("kernels", "reference")
         rows.append({"task": TASK_NAME[t], "setting": s, "architecture": a, "mixer": str(sm["mixer"].values[i]),
                      "heads": int(sm["n_head"].values[i]), "MLP width": int(sm["d_mlp"].values[i]),
                      "parameters": int(sm["n_params"].values[i]),
-                     "vs reference": f"{100 * (sm['n_params'].values[i] / sm['n_params'].values[ref] - 1):+.1f}%"})
+                     "vs reference": f"{100 * (sm['n_params'].values[i] / sm['n_params'].values[ref] - 1):+.1f}%",
+                     "lr": train["lr"], "core": kernels if str(sm["mixer"].values[i]) != "attention" else "—",
+                     "compiled": train["compile"]})
 table(pd.DataFrame(rows), index=False)
+md("core: `reference` is this package's float32 implementation, `cuda` the library kernels "
+   "(`sweeps.mixers.kernels`); compiled: the training step's `torch.compile` mode (`none`: eager).")
 
 # %% [markdown]
 # ## Learning curves
