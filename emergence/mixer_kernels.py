@@ -4,8 +4,8 @@ With `kernels: cuda` a mixer's training path (no pattern hook) runs its core thr
 library kernel instead of this package's reference form in emergence/mixers.py:
 
     mamba2          mamba-ssm        mamba_chunk_scan_combined   (SSD chunk scan, float32)
-    gated_deltanet  fla (flash-linear-attention)  chunk_gated_delta_rule  (bfloat16: the kernel
-                    refuses float32, so q, k, v and beta enter in bfloat16, log decays float32)
+    gated_deltanet  fla (flash-linear-attention)  chunk_gated_delta_rule  (float32 inputs: fla
+                    0.6 accepts them; releases before it refused float32 for this kernel)
     rwkv7           fla              chunk_dplr_delta_rule       (RWKV-7's DPLR chunk kernel,
                     called directly: chunk_rwkv7's signature has changed between fla releases)
 
@@ -86,15 +86,16 @@ def mamba2_scan(xs: torch.Tensor, dt: torch.Tensor, A_log: torch.Tensor, Bm: tor
 
 
 def gated_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, beta: torch.Tensor,
-                     log_decay: torch.Tensor, kernel: Callable, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+                     log_decay: torch.Tensor, kernel: Callable, dtype: torch.dtype | None = None) -> torch.Tensor:
     """Gated DeltaNet's output: q (normalised and already scaled), k (normalised), v
     [E, B, H, T, d]; beta and log_decay [E, B, H, T] -> [E, B, H, T, dv] in q's dtype. fla's
     chunk kernel computes S_t = a_t S_{t-1} (I - b_t k_t k_t^T) + b_t v_t k_t^T, o_t = scale S_t q_t;
-    q is scaled here, so scale = 1."""
+    q is scaled here, so scale = 1. `dtype` (default: q's) is what q, k, v and beta enter the
+    kernel as (bfloat16 for fla releases before 0.6); the log decays stay float32."""
     E = q.shape[0]
-    low = lambda t: _fold(t).to(dtype)
+    low = lambda t: _fold(t).to(dtype or q.dtype)
     o, _ = kernel(low(q), low(k), low(v), _fold(log_decay.unsqueeze(-1)).squeeze(-1).float(),
-                  _fold(beta.unsqueeze(-1)).squeeze(-1).to(dtype), scale=1.0)
+                  _fold(beta.unsqueeze(-1)).squeeze(-1).to(dtype or q.dtype), scale=1.0)
     return _unfold(o, E).to(q.dtype)
 
 
