@@ -70,6 +70,14 @@ def test_report_exists_with_every_figure(smoke_repo):
         assert "Traceback" not in html
 
 
+def test_mixer_chapter_shows_the_models_table(smoke_repo):
+    html = (smoke_repo / "report" / "_output" / "07_mixers.html").read_text()
+    table = html[html.find("Models and parameter counts"):html.find("Learning curves")]
+    for column in ("MLP width", "vs reference", "core", "compiled"):
+        assert f">{column}<" in table, column
+    assert table.count("<tr") >= 1 + 2 * 5  # header + every architecture on both smoke settings
+
+
 def test_html_has_no_external_url(smoke_repo):
     for page in (smoke_repo / "report" / "_output").glob("*.html"):
         hits = EXTERNAL.findall(page.read_text())

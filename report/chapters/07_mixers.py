@@ -90,8 +90,8 @@ for t, s in settings:
                      "vs reference": f"{100 * (sm['n_params'].values[i] / sm['n_params'].values[ref] - 1):+.1f}%",
                      "lr": train["lr"], "core": kernels if str(sm["mixer"].values[i]) != "attention" else "—",
                      "compiled": train["compile"]})
-table(pd.DataFrame(rows), index=False)
-md("core: `reference` is this package's float32 implementation, `cuda` the library kernels "
+md(table(pd.DataFrame(rows), index=False).data
+   + "\n\ncore: `reference` is this package's float32 implementation, `cuda` the library kernels "
    "(`sweeps.mixers.kernels`); compiled: the training step's `torch.compile` mode (`none`: eager).")
 
 # %% [markdown]
