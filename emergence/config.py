@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,8 @@ class Spec:
             value = float(value)
         if not isinstance(value, kinds):
             raise ConfigError(f"{key}: expected {self.describe()}, got {value!r} ({type(value).__name__})")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{key}: expected a finite {self.describe()}, got {value!r}")
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"{key}: expected {self.describe()}, got {value!r}")
         if self.low is not None and value < self.low:
@@ -550,8 +553,9 @@ def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dic
     if name not in PROFILES:
         raise ConfigError(f"profile: expected one of {', '.join(PROFILES)}, got {name!r}")
     params = dict(base, profile=name)
-    if name != "default":
-        overlay = _read_yaml(root / "profiles" / f"{name}.yaml")
+    overlay_path = root / "profiles" / f"{name}.yaml"
+    if name != "default" or overlay_path.exists():
+        overlay = _read_yaml(overlay_path)
         if "profile" in overlay:
             raise ConfigError(f"profiles/{name}.yaml: must not set `profile`")
         params = deep_merge(params, overlay)

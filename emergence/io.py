@@ -1,8 +1,12 @@
-"""Atomic, byte-stable writes of results (NetCDF, JSON, torch files)."""
+"""Atomic, byte-stable writes of results (NetCDF, JSON, torch files, whole folders), and
+loads that trust nothing but tensors and plain types."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +32,40 @@ def atomic_path(path: Path | str, suffix: str = "") -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextmanager
+def atomic_dir(path: Path | str) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `path`; it replaces `path` only if the block
+    succeeds, so a reader never sees a half-written folder (a kill leaves the old one)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)
+        old = path.with_name(f".{path.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        if path.exists():
+            path.rename(old)
+        tmp.rename(path)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def file_digest(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def config_hash(obj: Any) -> str:
+    """Stable short hash of a JSON-able config (keys of the cell cache and the resume scratch)."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def write_json(obj: Any, path: Path | str) -> None:
@@ -72,6 +110,21 @@ def config_from_attrs(ds: xr.Dataset) -> dict:
     return json.loads(ds.attrs["config"])
 
 
+class UntrustedFileError(ValueError):
+    """A torch file that holds more than tensors and plain types (unpickling it could run code)."""
+
+
 def torch_save(obj: Any, path: Path | str) -> None:
+    """Save tensors in plain containers (dict, list, int, float, str, None): what torch_load accepts."""
     with atomic_path(path, ".pt") as tmp:
         torch.save(obj, tmp)
+
+
+def torch_load(path: Path | str, map_location: str | torch.device = "cpu") -> Any:
+    """torch.load with weights_only=True: checkpoints and resume state may come from another
+    machine (a DVC remote, a collaborator's cache), so nothing in them may run code."""
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        raise UntrustedFileError(f"{path}: refused, it holds objects other than tensors and plain types "
+                                 f"(loaded with weights_only=True): {str(err).splitlines()[0]}") from None

@@ -43,3 +43,10 @@ def bit_predictions(logits: torch.Tensor, tokens: torch.Tensor, prediction_posit
     logp = pred_logits.gather(-1, target.unsqueeze(-1)).squeeze(-1)
     correct = pred_logits.argmax(-1) == target
     return {"log_p": logp, "p": logp.exp(), "correct": correct}
+
+
+def effective_distribution(mixing: torch.Tensor) -> torch.Tensor:
+    """A mixer's signed M as a distribution over keys per row (|M| normalised), so entropy and
+    parent mass read the same way as for softmax attention."""
+    mass = mixing.abs()
+    return mass / mass.sum(-1, keepdim=True).clamp_min(1e-12)

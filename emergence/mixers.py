@@ -37,6 +37,7 @@ from torch import nn
 from emergence import mixer_kernels
 from emergence.hooks import Hook
 from emergence.hooks import apply_hook as _hook
+from emergence.layers import SeedLinear
 
 MIXERS = ("attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7")
 
@@ -156,8 +157,7 @@ class SeedParams(nn.Module):
         return z.reshape(E, B * T, -1)
 
 
-def _linear(n_seeds: int, d_in: int, d_out: int, bias: bool = False):
-    from emergence.model import SeedLinear
+def _linear(n_seeds: int, d_in: int, d_out: int, bias: bool = False) -> SeedLinear:
     return SeedLinear(n_seeds, d_in, d_out, bias=bias)
 
 
@@ -472,9 +472,3 @@ class RWKV7(SeedParams):
 
 MIXER_CLASSES = {"mlp_mixer": CausalMLPMixer, "mamba2": Mamba2, "gated_deltanet": GatedDeltaNet, "rwkv7": RWKV7}
 
-
-def effective_distribution(mixing: torch.Tensor) -> torch.Tensor:
-    """A mixer's signed M as a distribution over keys per row (|M| normalised), so entropy and
-    parent mass read the same way as for softmax attention."""
-    mass = mixing.abs()
-    return mass / mass.sum(-1, keepdim=True).clamp_min(1e-12)

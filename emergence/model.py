@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Callable, Mapping
+from typing import Mapping
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from emergence.hooks import Hook
 from emergence.hooks import apply_hook as _apply
+from emergence.layers import SeedLayerNorm, SeedLinear
 from emergence.mixers import MIXER_CLASSES
-
-Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
 
 @dataclass(frozen=True)
@@ -65,31 +65,6 @@ MIXER_KEYS = ("mixer", "d_state", "expand", "conv_kernel", "kernels")
 def mixer_fields(model: dict) -> dict:
     """The mixer keys present in a params model dict, for ModelConfig(**...)."""
     return {k: model[k] for k in MIXER_KEYS if k in model}
-
-
-class SeedLinear(nn.Module):
-    """E independent affine maps: x [E, N, d_in] -> [E, N, d_out]."""
-
-    def __init__(self, n_seeds: int, d_in: int, d_out: int, bias: bool = True):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(n_seeds, d_in, d_out))
-        self.bias = nn.Parameter(torch.zeros(n_seeds, d_out)) if bias else None
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.bias is None:
-            return torch.bmm(x, self.weight)
-        return torch.baddbmm(self.bias.unsqueeze(1), x, self.weight)
-
-
-class SeedLayerNorm(nn.Module):
-    def __init__(self, n_seeds: int, d: int):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(n_seeds, d))
-        self.bias = nn.Parameter(torch.zeros(n_seeds, d))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x [E, N, d]
-        x = F.layer_norm(x, x.shape[-1:])
-        return torch.addcmul(self.bias.unsqueeze(1), x, self.weight.unsqueeze(1))
 
 
 class CausalSelfAttention(nn.Module):

@@ -5,8 +5,9 @@
 
 Parameters are validated (whole file, selected profile merged) before the body runs, so a
 bad value stops the stage with a message naming the key and nothing is written. The
-stage's wall time goes to data/timings/<stage>.json (kept out of the results, which must be
-byte-stable).
+stage's wall time goes to data/timings/<stage>.json, which no stage declares: a rerun that
+reproduces the results leaves dvc.lock unchanged (the entry page reads the timings).
+Output paths come on the command line from dvc.yaml's `paths` (written once there).
 """
 from __future__ import annotations
 
@@ -23,9 +24,19 @@ from emergence.config import REPO_ROOT, ConfigError, load_params
 from emergence.io import write_json
 
 TIMINGS_DIR = Path("data/timings")
+SCRATCH = Path("data/.scratch")  # resume snapshots and the cell cache (not a DVC output)
 
 
-def declared_params(stage: str, root: Path = REPO_ROOT) -> list[str]:
+def pipeline_paths(root: Path = REPO_ROOT) -> dict[str, str]:
+    """The `paths` of dvc.yaml's vars: every result's location, written once."""
+    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    for entry in dvc.get("vars", []):
+        if isinstance(entry, dict) and "paths" in entry:
+            return dict(entry["paths"])
+    raise ConfigError("dvc.yaml: no `paths` under vars")
+
+
+def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
     dvc = yaml.safe_load((root / "dvc.yaml").read_text())
     try:
         definition = dvc["stages"][stage]
@@ -40,16 +51,18 @@ def declared_params(stage: str, root: Path = REPO_ROOT) -> list[str]:
             for file, names in entry.items():
                 if file == "params.yaml":
                     keys.extend(names)
+    if key is not None:  # a foreach stage's entries name its item as ${key}
+        keys = [k.replace("${key}", key) for k in keys]
     return keys
 
 
-def stage_params(stage: str, root: Path = REPO_ROOT) -> dict:
+def stage_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> dict:
     """The validated, profile-merged params restricted to the keys `stage` declares in dvc.yaml."""
     full = load_params(root)
     out: dict = {}
-    for key in declared_params(stage, root):
+    for dotted in declared_params(stage, root, key):
         node, target = full, out
-        parts = key.split(".")
+        parts = dotted.split(".")
         for part in parts[:-1]:
             node = node[part]
             target = target.setdefault(part, {})
@@ -58,17 +71,16 @@ def stage_params(stage: str, root: Path = REPO_ROOT) -> dict:
 
 
 @contextmanager
-def stage_run(stage: str, root: Path = REPO_ROOT, timing_name: str | None = None,
-              timing_path: Path | None = None) -> Iterator[dict]:
-    """Validated params of `stage`; on success the wall time goes to data/timings/<timing_name>.json
-    (or `timing_path`). `timing_name` tells apart the cells of a foreach stage."""
+def stage_run(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> Iterator[dict]:
+    """Validated params of `stage`; on success the wall time goes to data/timings/<stage>.json.
+    `key` names the item of a foreach stage (data/timings/<stage>@<key>.json)."""
     try:
-        params = stage_params(stage, root)
+        params = stage_params(stage, root, key)
     except ConfigError as err:
         sys.exit(f"[{stage}] invalid parameters: {err}")
     keep_freed_memory()
     start = time.perf_counter()
     yield params
-    name = timing_name or stage
+    name = stage if key is None else f"{stage}@{key}"
     write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2)},
-               timing_path or root / TIMINGS_DIR / f"{name}.json")
+               root / TIMINGS_DIR / f"{name}.json")

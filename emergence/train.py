@@ -8,7 +8,6 @@ snapshotted to a scratch directory every `resume_every` steps; rerunning resumes
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
@@ -19,8 +18,7 @@ from tqdm.auto import tqdm
 
 from emergence import metrics
 from emergence.hooks import Hook, compose, pattern_name
-from emergence.io import atomic_path, torch_save
-from emergence.mixers import effective_distribution
+from emergence.io import atomic_dir, torch_load, torch_save
 from emergence.model import ModelConfig, SeedTransformer
 
 # Evaluation sequences per forward pass: at most 128, fewer for long sequences so one layer's
@@ -131,10 +129,13 @@ class Recorder:
         self.diverged_step = np.full(n_seeds, -1, dtype=np.int64)
 
     def state(self) -> dict:
-        return {"arrays": self.arrays, "diverged_step": self.diverged_step}
+        """Tensors in plain dicts, so resume state loads with weights_only=True."""
+        return {"arrays": {k: torch.from_numpy(v) for k, v in self.arrays.items()},
+                "diverged_step": torch.from_numpy(self.diverged_step)}
 
     def load(self, state: dict) -> None:
-        self.arrays, self.diverged_step = state["arrays"], state["diverged_step"]
+        self.arrays = {k: v.numpy() for k, v in state["arrays"].items()}
+        self.diverged_step = state["diverged_step"].numpy()
 
 
 @torch.no_grad()
@@ -165,7 +166,7 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
 
         def attention_metrics(pattern: torch.Tensor, name: str) -> None:  # [E, n, H, T, T], layers in order
             if cfg.mixer != "attention":  # a signed mixing matrix: read it as |M| normalised per row
-                pattern = effective_distribution(pattern)
+                pattern = metrics.effective_distribution(pattern)
             entropy = metrics.attention_entropy(pattern)[..., pred]        # [E, n, H, G*K]
             per_layer["attention_entropy"].append(per_unit(entropy).sum(1))
             # Parent mass is linear in the pattern: sum over sequences first (cheap at large T).
@@ -263,7 +264,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     start = 0
     if state_path.exists():
-        state = torch.load(state_path, map_location=device, weights_only=False)
+        state = torch_load(state_path)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         recorder.load(state["recorder"])
@@ -327,23 +328,17 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
 
 def merge_checkpoints(group_dirs: list[Path], out_dir: Path) -> None:
     """Stack the groups' checkpoints along the seed axis: out_dir/step{N}.pt holds every seed."""
-    tmp = out_dir.with_name(out_dir.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     names = sorted(p.name for p in (group_dirs[0] / "checkpoints").glob("step*.pt"))
-    for name in names:
-        parts = [torch.load(d / "checkpoints" / name, map_location="cpu", weights_only=False) for d in group_dirs]
-        state = {k: torch.cat([p["state_dict"][k] for p in parts]) for k in parts[0]["state_dict"]}
-        torch.save({"seeds": [s for p in parts for s in p["seeds"]], "model_config": parts[0]["model_config"],
-                    "step": parts[0]["step"], "state_dict": state}, tmp / name)
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    tmp.rename(out_dir)
+    with atomic_dir(out_dir) as tmp:
+        for name in names:
+            parts = [torch_load(d / "checkpoints" / name) for d in group_dirs]
+            state = {k: torch.cat([p["state_dict"][k] for p in parts]) for k in parts[0]["state_dict"]}
+            torch.save({"seeds": [s for p in parts for s in p["seeds"]], "model_config": parts[0]["model_config"],
+                        "step": parts[0]["step"], "state_dict": state}, tmp / name)
 
 
 def load_checkpoint(path: Path | str, device: str | torch.device = "cpu") -> SeedTransformer:
-    blob = torch.load(path, map_location=device, weights_only=False)
+    blob = torch_load(path, map_location=device)
     model = SeedTransformer(ModelConfig(**blob["model_config"]), blob["seeds"]).to(device)
     model.load_state_dict(blob["state_dict"])
     return model

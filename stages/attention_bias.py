@@ -1,13 +1,15 @@
-"""Stage attention_bias: the linear map trained with and without the ground-truth attention bias."""
+"""Stage attention_bias: the linear map trained with and without the ground-truth attention bias.
+
+    python -m stages.attention_bias RESULTS_NC
+"""
+import sys
 from pathlib import Path
 
+from emergence.experiments.bias_intervention import run
 from emergence.io import write_netcdf
-from emergence.stage import stage_run
-
-OUT = Path("data/interventions/attention_bias.nc")
+from emergence.stage import SCRATCH, stage_run
 
 if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
     with stage_run("attention_bias") as params:
-        from emergence.experiments.bias_intervention import run
-
-        write_netcdf(run(params, Path("data/.scratch")), OUT)
+        write_netcdf(run(params, SCRATCH), out)

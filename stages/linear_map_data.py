@@ -1,12 +1,15 @@
-"""Stage linear_map_data: the fixed sparse map A and the evaluation set."""
+"""Stage linear_map_data: the fixed sparse map A and the evaluation set.
+
+    python -m stages.linear_map_data TASK_NC
+"""
+import sys
 from pathlib import Path
 
-from emergence.experiments.linear_map import build_task
+from emergence.experiments import linear_map
 from emergence.io import write_netcdf
 from emergence.stage import stage_run
 
-OUT = Path("data/linear_map/task.nc")
-
 if __name__ == "__main__":
+    (task_path,) = map(Path, sys.argv[1:])
     with stage_run("linear_map_data") as params:
-        write_netcdf(build_task(params["linear_map"]["task"]), OUT)
+        write_netcdf(linear_map.build_task(params["linear_map"]["task"]), task_path)

@@ -1,17 +1,24 @@
-"""Stage linear_map_train: train every seed on the linear map, record metrics, keep checkpoints.
+"""Stage linear_map_train: every seed on the linear map, with metrics and checkpoints.
 
-Resumable: an interrupted run leaves its state in data/.scratch/ and a rerun continues it.
+    python -m stages.linear_map_train TASK_NC RESULTS_NC CHECKPOINTS_DIR
+
+Through the cell cache (a rerun with the same configuration and training code copies the
+results instead of retraining); an interrupted run resumes from data/.scratch/.
 """
+import shutil
+import sys
 from pathlib import Path
 
-from emergence.experiments.linear_map import run_training
-from emergence.stage import stage_run
-
-TASK = Path("data/linear_map/task.nc")
-RESULTS = Path("data/linear_map/train.nc")
-CHECKPOINTS = Path("data/linear_map/checkpoints")
-SCRATCH = Path("data/.scratch")
+from emergence.experiments.cache import MANIFEST
+from emergence.experiments.cells import RESULTS, cell_entry
+from emergence.io import atomic_dir, atomic_path
+from emergence.stage import SCRATCH, stage_run
 
 if __name__ == "__main__":
+    task_path, results_path, checkpoints = map(Path, sys.argv[1:])
     with stage_run("linear_map_train") as params:
-        run_training(params, TASK, RESULTS, CHECKPOINTS, SCRATCH)
+        entry = cell_entry(params, SCRATCH, with_checkpoints=True, task_path=task_path)
+        with atomic_path(results_path, ".nc") as tmp:
+            shutil.copyfile(entry / RESULTS, tmp)
+        with atomic_dir(checkpoints) as tmp:
+            shutil.copytree(entry / "checkpoints", tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MANIFEST))

@@ -1,21 +1,19 @@
-"""Stage lm_patch: head-level attention patching across each emergence bracket, per size."""
-import shutil
+"""Stage lm_patch: head-level attention patching across each emergence bracket, per size.
+
+    python -m stages.lm_patch MODELS_DIR PROBES_NC PATCHING_DIR
+"""
+import sys
 from pathlib import Path
 
-from emergence.io import read_netcdf, write_netcdf
+from emergence.experiments.language_model import variants
+from emergence.experiments.lm_probes import patch_size
+from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.stage import stage_run
 
-OUT = Path("data/lm/patching")
-
 if __name__ == "__main__":
+    models, probes_path, out = map(Path, sys.argv[1:])
     with stage_run("lm_patch") as params:
-        from emergence.experiments.language_model import patch_size, variants
-
-        probes = read_netcdf(Path("data/lm/probes.nc"))
-        tmp = OUT.with_name(OUT.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        for name in variants(params["language_model"]):
-            write_netcdf(patch_size(params, Path("data/lm/models"), name, probes), tmp / f"{name}.nc")
-        shutil.rmtree(OUT, ignore_errors=True)
-        tmp.rename(OUT)
+        probes = read_netcdf(probes_path)
+        with atomic_dir(out) as tmp:
+            for name in variants(params["language_model"]):
+                write_netcdf(patch_size(params, models, name, probes), tmp / f"{name}.nc")

@@ -1,11 +1,15 @@
-"""Stage lm_probe: held-out probes at every checkpoint, and emergence brackets by binary search."""
+"""Stage lm_probe: held-out probes at every checkpoint, and emergence brackets by binary search.
+
+    python -m stages.lm_probe MODELS_DIR PROBES_NC
+"""
+import sys
 from pathlib import Path
 
+from emergence.experiments.lm_probes import probe_sizes
 from emergence.io import write_netcdf
 from emergence.stage import stage_run
 
 if __name__ == "__main__":
+    models, out = map(Path, sys.argv[1:])
     with stage_run("lm_probe") as params:
-        from emergence.experiments.language_model import probe_sizes
-
-        write_netcdf(probe_sizes(params, Path("data/lm/models")), Path("data/lm/probes.nc"))
+        write_netcdf(probe_sizes(params, models), out)

@@ -1,13 +1,14 @@
-"""Stage lm_train: every size of the small-language-model family, all seeds, with checkpoints."""
+"""Stage lm_train: every size of the small-language-model family, all seeds, with checkpoints.
+
+    python -m stages.lm_train MODELS_DIR
+"""
+import sys
 from pathlib import Path
 
-from emergence.stage import stage_run
-
-OUT = Path("data/lm/models")
+from emergence.experiments.language_model import train_variants
+from emergence.stage import SCRATCH, stage_run
 
 if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
     with stage_run("lm_train") as params:
-        from emergence.experiments.language_model import train_size, variants
-
-        for name, (size, pretrained) in variants(params["language_model"]).items():
-            train_size(params, size, OUT / name, Path("data/.scratch"), pretrained)
+        train_variants(params, out, SCRATCH)

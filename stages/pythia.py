@@ -1,23 +1,24 @@
 """Stage pythia: the paper's analysis on real Pythia / PolyPythia checkpoints, when enabled.
 
+    python -m stages.pythia RESULTS_NC
+
 Disabled (the default) it writes a results file that says so, so the DAG and the report are
 the same everywhere; enabled it downloads checkpoints from the Hugging Face hub.
 """
+import sys
 from pathlib import Path
 
 import xarray as xr
 
+from emergence import pythia
 from emergence.io import write_netcdf
 from emergence.stage import stage_run
 
-OUT = Path("data/pythia/results.nc")
-
 if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
     with stage_run("pythia") as params:
         section = params["pythia"]
         if not section["enabled"]:
-            write_netcdf(xr.Dataset(attrs={"experiment": "pythia", "status": "not enabled"}), OUT)
+            write_netcdf(xr.Dataset(attrs={"experiment": "pythia", "status": "not enabled"}), out)
         else:
-            from emergence.pythia import run
-
-            write_netcdf(run(section), OUT)
+            write_netcdf(pythia.run(section), out)

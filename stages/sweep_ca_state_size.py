@@ -1,10 +1,14 @@
-"""Stage sweep_ca_state_size: the cellular automata across state sizes, with and without the bias."""
+"""Stage sweep_ca_state_size: the cellular automata across state sizes, with and without the bias.
+
+    python -m stages.sweep_ca_state_size CELLS_DIR
+"""
+import sys
 from pathlib import Path
 
-from emergence.stage import stage_run
+from emergence.experiments.ca_state_size_sweep import run
+from emergence.stage import SCRATCH, stage_run
 
 if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
     with stage_run("sweep_ca_state_size") as params:
-        from emergence.experiments.ca_state_size_sweep import run
-
-        run(params, Path("data/sweeps/ca_state_size"), Path("data/.scratch"))
+        run(params, out, SCRATCH)

@@ -1,4 +1,8 @@
-"""Stage sweep_ca_state_size_summary: emergence statistics of every (S, strength) cell."""
+"""Stage sweep_ca_state_size_summary: emergence statistics of every (S, strength) cell.
+
+    python -m stages.sweep_ca_state_size_summary CELLS_DIR SUMMARY_NC
+"""
+import sys
 from pathlib import Path
 
 from emergence.experiments.ca_state_size_sweep import summarize
@@ -6,6 +10,6 @@ from emergence.io import write_netcdf
 from emergence.stage import stage_run
 
 if __name__ == "__main__":
+    cells, out = map(Path, sys.argv[1:])
     with stage_run("sweep_ca_state_size_summary") as params:
-        write_netcdf(summarize(Path("data/sweeps/ca_state_size"), params["cellular_automata"]["analysis"]),
-                     Path("data/sweeps/ca_state_size_summary.nc"))
+        write_netcdf(summarize(cells, params["cellular_automata"]["analysis"]), out)

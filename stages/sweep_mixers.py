@@ -1,13 +1,14 @@
 """Stage sweep_mixers: the transformer and the other sequence mixers on both synthetic tasks (claim 8).
 
-    python -m stages.sweep_mixers
+    python -m stages.sweep_mixers CELLS_DIR
 """
+import sys
 from pathlib import Path
 
-from emergence.stage import stage_run
+from emergence.experiments.mixer_comparison import run
+from emergence.stage import SCRATCH, stage_run
 
 if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
     with stage_run("sweep_mixers") as params:
-        from emergence.experiments.mixer_comparison import run
-
-        run(params, Path("data/sweeps/mixers"), Path("data/.scratch"))
+        run(params, out, SCRATCH)

@@ -23,7 +23,7 @@ def test_token_batch_is_held_fixed_across_state_sizes(params):
 
 
 def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
-    assert sweep.run(params, tmp_path / "cells", tmp_path / "scratch") == [3, 5]
+    assert sweep.run(params, tmp_path / "cells", tmp_path / "scratch") == ["S0003", "S0005"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["S0003.nc", "S0005.nc"]
     s = sweep.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"])
     assert s["state_size"].values.tolist() == [3, 3, 5, 5]
@@ -34,12 +34,12 @@ def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
 
 def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
     sweep.run(params, tmp_path / "a", tmp_path / "scratch")
-    from emergence.experiments import cellular_automata
+    from emergence.experiments import cells
 
     def boom(*args, **kwargs):
         raise AssertionError("a cached cell was retrained")
 
-    monkeypatch.setattr(cellular_automata, "run_training", boom)
+    monkeypatch.setattr(cells, "run_training", boom)
     params["sweeps"]["ca_state_size"]["state_sizes"] = "5"  # a subset: every cell is cached
     sweep.run(params, tmp_path / "b", tmp_path / "scratch")
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["S0005.nc"]
@@ -77,7 +77,7 @@ def test_bad_automata_params_are_rejected(key, value, message):
 def test_analysis_uses_the_tasks_chance_level():
     import xarray as xr
 
-    from emergence.experiments.linear_map_analysis import analyse
+    from emergence.experiments.run_statistics import analyse
 
     steps = np.array([0, 10, 20, 30])
     acc = np.array([[0.25, 0.25, 0.7, 1.0]])  # from chance (1/4) to perfect

@@ -1,6 +1,7 @@
 import numpy as np
 
 from emergence.experiments import cellular_automata as exp
+from emergence.experiments.runner import run_training
 from emergence.io import write_netcdf
 
 SECTION = {
@@ -28,11 +29,11 @@ def test_eval_set_follows_its_rules():
 
 def test_training_records_per_cell_metrics_and_bias_works(tmp_path):
     write_netcdf(exp.build_task(SECTION["task"]), tmp_path / "task.nc")
-    plain = exp.run_training({"cellular_automata": SECTION}, tmp_path / "task.nc", tmp_path / "a.nc", None,
+    plain = run_training(exp, SECTION, tmp_path / "task.nc", tmp_path / "a.nc", None,
                              tmp_path / "scratch")
     assert plain["bit_accuracy"].dims == ("seed", "step", "cell") and plain.sizes["cell"] == 5
     assert plain["parent_mass"].isel(step=0).values.max() < 0.9
     biased = dict(SECTION, bias=dict(SECTION["bias"], strength=30.0))
-    on = exp.run_training({"cellular_automata": biased}, tmp_path / "task.nc", tmp_path / "b.nc", None,
+    on = run_training(exp, biased, tmp_path / "task.nc", tmp_path / "b.nc", None,
                           tmp_path / "scratch")
     assert on["parent_mass"].isel(step=0).values.min() > 0.99

@@ -64,7 +64,7 @@ def test_stage_with_bad_params_exits_nonzero_and_writes_nothing(tmp_path):
     root = write_params(tmp_path, lambda p: p["linear_map"]["task"].update(sparsity=99))
     shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
     shutil.copytree(REPO_ROOT / "stages", tmp_path / "stages")
-    out = subprocess.run([sys.executable, "-m", "stages.linear_map_data"], cwd=root, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "stages.linear_map_data", "data/linear_map/task.nc"], cwd=root, capture_output=True, text=True)
     assert out.returncode != 0
     assert "linear_map.task.sparsity" in out.stderr
     assert not (root / "data").exists()

@@ -4,6 +4,7 @@ import torch
 
 from emergence.config import load_params
 from emergence.experiments import language_model as lm
+from emergence.experiments import lm_probes
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def test_training_writes_results_and_pythia_like_checkpoints(trained):
 
 def test_probes_and_brackets_agree_with_a_dense_scan(trained):
     params, root, _ = trained
-    pr = lm.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(params, root / "models")
     assert pr["probe_accuracy"].dims == ("size", "capability", "seed", "checkpoint_step")
     acc = pr["probe_accuracy"].sel(size="tiny").values
     thr = pr.attrs["solved_accuracy"]
@@ -42,12 +43,12 @@ def test_probes_and_brackets_agree_with_a_dense_scan(trained):
 
 def test_patching_a_forced_bracket(trained):
     params, root, _ = trained
-    pr = lm.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(params, root / "models")
     # pretend every capability emerged between checkpoints 8 and 16, so patching runs
     pr["bracket_old_step"][:] = 8
     pr["bracket_new_step"][:] = 16
     pr["bracket_censored"][:] = 0
-    out = lm.patch_size(params, root / "models", "tiny", pr)
+    out = lm_probes.patch_size(params, root / "models", "tiny", pr)
     assert out["delta_p"].dims == ("capability", "seed", "layer", "head") and np.isfinite(out["delta_p"].values).all()
     rec = out["top_k_recovery"].values
     assert rec.shape[-1] == 2 and np.isfinite(rec).all()
@@ -56,10 +57,10 @@ def test_patching_a_forced_bracket(trained):
 
 def test_pre_pretraining_changes_the_starting_point(trained):
     params, root, _ = trained
-    scratch_model = lm.load_checkpoints(root / "models" / "tiny" / "checkpoints")[0]
-    pre_model = lm.load_checkpoints(root / "models" / "tiny+dyck" / "checkpoints")[0]
+    scratch_model = lm_probes.load_checkpoints(root / "models" / "tiny" / "checkpoints")[0]
+    pre_model = lm_probes.load_checkpoints(root / "models" / "tiny+dyck" / "checkpoints")[0]
     assert not torch.equal(scratch_model.wte, pre_model.wte)  # step 0 of the corpus phase = after Dyck
-    pr = lm.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(params, root / "models")
     assert pr["size"].values.tolist() == ["tiny", "tiny+dyck"]
 
 

@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as F
 
 from emergence import hooks as hk
-from emergence.mixers import MIXERS, GatedDeltaNet, RWKV7, causal_conv, decay_matrix, effective_distribution
+from emergence.metrics import effective_distribution
+from emergence.mixers import MIXERS, GatedDeltaNet, RWKV7, causal_conv, decay_matrix
 from emergence.model import ModelConfig, SeedTransformer, matched_d_mlp, parameter_count
 
 OTHERS = [m for m in MIXERS if m != "attention"]

@@ -9,7 +9,8 @@ import xarray as xr
 
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
-from emergence.experiments.linear_map_analysis import analyse, summary_metrics
+from emergence.experiments.runner import run_training
+from emergence.experiments.run_statistics import analyse, summary_metrics
 from emergence.io import read_netcdf, write_netcdf
 from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
 
@@ -39,7 +40,7 @@ def smoke_params():
 def run(params, root):
     task = root / "task.nc"
     write_netcdf(exp.build_task(params["linear_map"]["task"]), task)
-    return exp.run_training(params, task, root / "train.nc", root / "ckpt", root / "scratch")
+    return run_training(exp, params["linear_map"], task, root / "train.nc", root / "ckpt", root / "scratch")
 
 
 def test_results_have_named_dims_and_config(tmp_path, smoke_params):

@@ -1,4 +1,4 @@
-"""Experiment 3 (claim 5): the attention-bias intervention on the linear map.
+"""The attention-bias intervention on the linear map (claim 5).
 
 The same task is trained once per bias strength c (0 is the control), c * M added to the
 pre-softmax scores, M the ground-truth pattern; which layers and heads, and whether the
@@ -10,6 +10,8 @@ from pathlib import Path
 
 import xarray as xr
 
+from emergence.experiments.cells import SweepFile, sweep_dataset, with_budget
+
 NAME = "attention_bias"
 
 
@@ -18,8 +20,6 @@ def strengths(params: dict) -> list[float]:
 
 
 def run_config(params: dict, strength: float) -> dict:
-    from emergence.experiments.cells import with_budget
-
     b = params["interventions"][NAME]
     config = with_budget(params, {"state_size": b["state_size"], "sparsity": b["sparsity"]}, b)
     config["linear_map"]["bias"]["strength"] = strength
@@ -27,11 +27,8 @@ def run_config(params: dict, strength: float) -> dict:
 
 
 def run(params: dict, scratch: Path) -> xr.Dataset:
-    from emergence.experiments.cells import cached_cells, stack_cells
-
-    values = strengths(params)
-    cells = cached_cells([run_config(params, c) for c in values], scratch, NAME)
-    b = params["interventions"][NAME]
-    return stack_cells(cells, "strength", values,
-                              {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
-                               "sparsity": b["sparsity"], "profile": params["profile"]})
+    b, values = params["interventions"][NAME], strengths(params)
+    return sweep_dataset(SweepFile(NAME, [run_config(params, c) for c in values],
+                                   {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
+                                    "sparsity": b["sparsity"], "profile": params["profile"]},
+                                   dim="strength", values=values), scratch)

@@ -1,29 +1,39 @@
-"""Sweep cells shared by every synthetic task: a budget override, a cell cache and stacking.
+"""The one path by which every experiment trains: cells, the cell cache, sweeps.
 
-A cell is a params dict holding `profile` and one task section (`linear_map` or
-`cellular_automata`) with task, model, train and bias. `cached_cells` trains each cell with
-its task's experiment module, or loads it from data/.scratch/cells, keyed by the cell's
-configuration and the code version, so editing one sweep value retrains only its cells.
+A cell is a params dict holding `profile` and one synthetic task's section (`linear_map` or
+`cellular_automata`: task, model, train, bias). A sweep declares its cells as the results
+files it writes (`SweepFile`: one cell, or several stacked along a dimension); this module
+trains each cell or loads it from the cell cache, writes the files, and the whole output
+folder replaces the old one atomically.
+
+A cell's cache key (emergence/experiments/cache.py) is its configuration and the code
+version of what training it executes (its import closure: editing the analysis, the report
+or the renderer retrains nothing). A cell shared by two sweeps trains once.
 """
 from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import xarray as xr
 
-TASKS = ("linear_map", "cellular_automata")
+from emergence.experiments import cellular_automata, linear_map
+from emergence.experiments.cache import cached
+from emergence.experiments.runner import SECTION_KEYS, run_training, training_code_version
+from emergence.io import atomic_dir, read_netcdf, write_netcdf
+
+TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
+RESULTS = "results.nc"
 
 
-def experiment_module(task: str):
-    if task == "linear_map":
-        from emergence.experiments import linear_map as module
-    elif task == "cellular_automata":
-        from emergence.experiments import cellular_automata as module
-    else:
-        raise ValueError(f"unknown task section {task!r}; expected one of {TASKS}")
-    return module
+def task_module(task: str) -> ModuleType:
+    try:
+        return TASKS[task]
+    except KeyError:
+        raise ValueError(f"unknown task section {task!r}; expected one of {tuple(TASKS)}") from None
 
 
 def task_of(cell: dict) -> str:
@@ -43,28 +53,67 @@ def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "l
     return {"profile": params["profile"], task: section}
 
 
-def cached_cells(cells: list[dict], scratch: Path, prefix: str) -> list[xr.Dataset]:
-    """Train each cell (or load it from scratch/cells) and return its results Dataset.
-    `prefix` names the cell's temporary files (the cache itself is keyed by configuration only)."""
-    from emergence.config import config_hash
-    from emergence.io import read_netcdf, write_netcdf
-    from emergence.provenance import code_version
+# --- cells ------------------------------------------------------------------------------
 
-    out = []
-    for cell in cells:
-        task = task_of(cell)
-        module = experiment_module(task)
-        section = cell[task]
-        run_cfg = {k: section[k] for k in ("task", "model", "train", "bias")}
-        key = config_hash({"task": task, "c": run_cfg, "code": code_version()})
-        cached = scratch / "cells" / f"{task}-{key}.nc"  # shared by every sweep that runs this cell
-        if not cached.exists():
-            task_path = scratch / f"{prefix}-{key}-task.nc"
-            write_netcdf(module.build_task(section["task"]), task_path)
-            module.run_training(cell, task_path, cached, None, scratch)
-            task_path.unlink()
-        out.append(read_netcdf(cached))
-    return out
+def cell_key(cell: dict, with_checkpoints: bool = False) -> dict:
+    task = task_of(cell)
+    return {"task": task, "c": {k: cell[task][k] for k in SECTION_KEYS},
+            "code": training_code_version(task_module(task).__name__), "checkpoints": with_checkpoints}
+
+
+def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
+    """Train a cell (or find it in the cache); its folder holds results.nc (and checkpoints/).
+    `task_path` gives the task file to train on (else it is built from the cell's task params)."""
+    task = task_of(cell)
+    module, section = task_module(task), cell[task]
+
+    def build(folder: Path) -> None:
+        path = task_path
+        if path is None:
+            path = folder.parent / f"{folder.name}-task.nc"
+            write_netcdf(module.build_task(section["task"]), path)
+        try:
+            run_training(module, section, path, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None,
+                         scratch)
+        finally:
+            if task_path is None:
+                path.unlink(missing_ok=True)
+
+    return cached(scratch, task, cell_key(cell, with_checkpoints), build)
+
+
+def load_cell(cell: dict, scratch: Path) -> xr.Dataset:
+    return read_netcdf(cell_entry(cell, scratch) / RESULTS)
+
+
+# --- sweeps -----------------------------------------------------------------------------
+
+@dataclass
+class SweepFile:
+    """One results file of a sweep: a single cell (`dim` None) or cells stacked along `dim`
+    at `values`. `attrs` are added to the file's attributes."""
+    name: str
+    cells: list[dict]
+    attrs: dict = field(default_factory=dict)
+    dim: str | None = None
+    values: list = field(default_factory=list)
+
+
+def sweep_dataset(spec: SweepFile, scratch: Path) -> xr.Dataset:
+    datasets = [load_cell(cell, scratch) for cell in spec.cells]
+    if spec.dim is None:
+        (ds,) = datasets
+        ds.attrs.update(spec.attrs)
+        return ds
+    return stack_cells(datasets, spec.dim, spec.values, spec.attrs)
+
+
+def write_sweep(files: list[SweepFile], out_dir: Path, scratch: Path) -> list[str]:
+    """Every file of a sweep into out_dir/<name>.nc; the folder replaces the old one atomically."""
+    with atomic_dir(out_dir) as tmp:
+        for spec in files:
+            write_netcdf(sweep_dataset(spec, scratch), tmp / f"{spec.name}.nc")
+    return [spec.name for spec in files]
 
 
 def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) -> xr.Dataset:
@@ -78,3 +127,12 @@ def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) ->
     if all("loss_floor" in c.attrs for c in cells):
         ds.attrs["loss_floors"] = json.dumps([float(c.attrs["loss_floor"]) for c in cells])
     return ds
+
+
+def unstack_cells(ds: xr.Dataset, dim: str):
+    """The cells of a stacked file, each with its own config attribute: yields (value, cell)."""
+    configs = json.loads(ds.attrs["configs"])
+    for i, value in enumerate(ds[dim].values):
+        cell = ds.isel({dim: i}).drop_vars(dim)
+        cell.attrs = dict(ds.attrs, config=json.dumps(configs[i]))
+        yield value, cell

@@ -1,24 +1,22 @@
-"""The cellular-automata experiment: rule pool -> trained seeds -> results NetCDF.
-
-Mirrors experiments/linear_map.py on the shared runner; output units are the S cells of a
-state (each averaged over the T-1 predicted states). Stages and sweeps over S (with and
-without the attention bias) build on `build_task` and `run_training`.
-"""
+"""The cellular automata as a synthetic task of the shared runner (emergence/experiments/runner.py):
+the rule pool and evaluation set, the trainer's tensors, the model, the results layout. Output
+units are the S cells of a state (each averaged over the T-1 predicted states)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import torch
 import xarray as xr
 
-from emergence.experiments.runner import prepare_device, train_section, training_dataset
-from emergence.io import read_netcdf, write_netcdf
+from emergence.dependencies import module_code_version
 from emergence.model import ModelConfig, mixer_fields
-from emergence.provenance import code_version
 from emergence.tasks import cellular_automata as ca
 from emergence.train import Task
+
+NAME = "cellular_automata"
+UNIT_DIM = "cell"
+UNIT_TEXT = "cell i of a state (over the predicted states)"
 
 
 def layout_of(task: dict) -> ca.Layout:
@@ -45,7 +43,7 @@ def build_task(task: dict) -> xr.Dataset:
                 "sequence": np.arange(n), "position": np.arange(T), "query": np.arange(T), "key": np.arange(T),
                 "prediction": np.arange(T - 1)},
         attrs={"task_params": json.dumps(task, sort_keys=True), "chance_loss": float(np.log(layout.n_colours)),
-               "code_version": code_version()})
+               "code_version": module_code_version(__name__)})
 
 
 def task_tensors(task_ds: xr.Dataset, task: dict) -> Task:
@@ -67,25 +65,12 @@ def model_config(model: dict, layout: ca.Layout) -> ModelConfig:
                        **mixer_fields(model))
 
 
-def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
-                 scratch_root: Path) -> xr.Dataset:
-    """As experiments.linear_map.run_training, for a params dict with a `cellular_automata` section."""
-    section = params["cellular_automata"]
-    task_params, train = section["task"], section["train"]
-    task_ds = read_netcdf(task_path)
-    device = prepare_device(train)
-    task = task_tensors(task_ds, task_params).to(device)
-    cfg = model_config(section["model"], layout_of(task_params))
-    arrays, diverged, seeds, run_config = train_section("cellular_automata", section, task, cfg,
-                                                        {"rules": task_ds["rules"].values.tolist()}, checkpoint_dir,
-                                                        scratch_root, device)
-    ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="cell",
-                          unit_text="cell i of a state (over the predicted states)", run_config=run_config,
-                          experiment="cellular_automata",
-                          extra_vars={"ground_truth_pattern": (("query", "key"),
-                                                               task_ds["ground_truth_pattern"].values)},
-                          extra_attrs={"chance_loss": task_ds.attrs["chance_loss"],
-                                       "chance_accuracy": 1.0 / task_params["n_colours"],
-                                       "eval_sequences": task_ds.sizes["sequence"]})
-    write_netcdf(ds, results_path)
-    return ds
+def identity(task_ds: xr.Dataset) -> dict:
+    return {"rules": task_ds["rules"].values.tolist()}
+
+
+def result_layout(task_ds: xr.Dataset) -> dict:
+    n_colours = json.loads(task_ds.attrs["task_params"])["n_colours"]
+    return {"extra_vars": {"ground_truth_pattern": (("query", "key"), task_ds["ground_truth_pattern"].values)},
+            "extra_attrs": {"chance_loss": task_ds.attrs["chance_loss"], "chance_accuracy": 1.0 / n_colours,
+                            "eval_sequences": task_ds.sizes["sequence"]}}

@@ -1,19 +1,21 @@
-"""The linear-map emergence experiment: task file -> trained seeds -> results NetCDF."""
+"""The linear map as a synthetic task of the shared runner (emergence/experiments/runner.py):
+the fixed matrix A and evaluation set, the trainer's tensors, the model, the results layout."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import torch
 import xarray as xr
 
-from emergence.experiments.runner import prepare_device, train_section, training_dataset
-from emergence.io import read_netcdf, write_netcdf
+from emergence.dependencies import module_code_version
 from emergence.model import ModelConfig, mixer_fields
-from emergence.provenance import code_version
 from emergence.tasks import linear_map as lm
 from emergence.train import Task
+
+NAME = "linear_map"
+UNIT_DIM = "bit"
+UNIT_TEXT = "output bit i (row i of A)"
 
 
 def layout_of(task_params: dict) -> lm.Layout:
@@ -31,7 +33,7 @@ def build_task(task_params: dict) -> xr.Dataset:
     tokens = lm.make_sequences(A, x0, layout)
     gt = lm.ground_truth_pattern(A, layout)
     weights = lm.loss_weights(layout, task_params["loss_positions"])
-    ds = xr.Dataset(
+    return xr.Dataset(
         {
             "A": (("row", "col"), A, {"long_name": "sparse map over GF(2): x_1 = A x_0 mod 2"}),
             "eval_tokens": (("sequence", "position"), tokens.astype(np.int8)),
@@ -45,9 +47,8 @@ def build_task(task_params: dict) -> xr.Dataset:
         attrs={"task_params": json.dumps(task_params, sort_keys=True),
                "chance_loss": lm.chance_loss(),
                "loss_floor": lm.loss_floor(layout, task_params["loss_positions"]),
-               "code_version": code_version()},
+               "code_version": module_code_version(__name__)},
     )
-    return ds
 
 
 def task_tensors(task_ds: xr.Dataset, task_params: dict) -> Task:
@@ -68,27 +69,14 @@ def model_config(model_params: dict, layout: lm.Layout) -> ModelConfig:
                        **mixer_fields(model_params))
 
 
-def run_training(params: dict, task_path: Path, results_path: Path, checkpoint_dir: Path | None,
-                 scratch_root: Path) -> xr.Dataset:
-    """Train every seed (resuming from scratch), then write results (and checkpoints, unless
-    checkpoint_dir is None) atomically."""
-    section = params["linear_map"]
-    task_params, train = section["task"], section["train"]
-    task_ds = read_netcdf(task_path)
-    device = prepare_device(train)
-    task = task_tensors(task_ds, task_params).to(device)
-    cfg = model_config(section["model"], layout_of(task_params))
-    arrays, diverged, seeds, run_config = train_section("linear_map", section, task, cfg,
-                                                        {"A": task_ds["A"].values.tolist()}, checkpoint_dir,
-                                                        scratch_root, device)
+def identity(task_ds: xr.Dataset) -> dict:
+    return {"A": task_ds["A"].values.tolist()}
+
+
+def result_layout(task_ds: xr.Dataset) -> dict:
     S = task_ds.sizes["row"]
-    ds = training_dataset(
-        arrays, diverged, seeds, cfg, train, unit_dim="bit", unit_text="output bit i (row i of A)",
-        run_config=run_config, experiment="linear_map",
-        extra_vars={"A": (("row", "col"), task_ds["A"].values),
-                    "ground_truth_pattern": (("query", "key"), task_ds["ground_truth_pattern"].values)},
-        extra_coords={"row": np.arange(S), "col": np.arange(S)},
-        extra_attrs={"chance_loss": task_ds.attrs["chance_loss"], "loss_floor": task_ds.attrs["loss_floor"],
-                     "eval_sequences": task_ds.sizes["sequence"]})
-    write_netcdf(ds, results_path)
-    return ds
+    return {"extra_vars": {"A": (("row", "col"), task_ds["A"].values),
+                           "ground_truth_pattern": (("query", "key"), task_ds["ground_truth_pattern"].values)},
+            "extra_coords": {"row": np.arange(S), "col": np.arange(S)},
+            "extra_attrs": {"chance_loss": task_ds.attrs["chance_loss"], "loss_floor": task_ds.attrs["loss_floor"],
+                            "eval_sequences": task_ds.sizes["sequence"]}}

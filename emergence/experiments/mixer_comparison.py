@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from emergence.config import int_list
-from emergence.model import MIXER_KEYS
+from emergence.config import ConfigError, int_list
+from emergence.experiments.cells import SweepFile, task_module, task_of, with_budget, write_sweep
+from emergence.experiments.run_statistics import analyse, summary_dataset
+from emergence.io import read_netcdf
+from emergence.mixer_kernels import check_available
+from emergence.model import MIXER_KEYS, ModelConfig, matched_d_mlp, parameter_count
+from emergence.train import resolve_device
 
 SWEEP = "mixers"
 TASKS = ("linear_map", "cellular_automata")
@@ -49,9 +53,6 @@ def _budget(sweep: dict, task: str, overrides: dict, params: dict) -> dict:
 
 def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     """The cell's params: the task section with the sweep's budget and the architecture's model."""
-    from emergence.experiments.cells import experiment_module, with_budget
-    from emergence.model import matched_d_mlp, parameter_count
-
     sweep = params["sweeps"][SWEEP]
     config = with_budget(params, overrides, _budget(sweep, task, overrides, params), task)
     config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
@@ -67,7 +68,7 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     reference = copy.deepcopy(model)
     model.update({k: v for k, v in arch.items() if k in MIXER_KEYS}, **heads, kernels=sweep["kernels"])
     if sweep["match_parameters"]:
-        module = experiment_module(task)
+        module = task_module(task)
         layout = module.layout_of(config[task]["task"])
         target = parameter_count(module.model_config(reference, layout))
         model["d_mlp"] = matched_d_mlp(module.model_config(model, layout), target)
@@ -91,21 +92,16 @@ def cells(params: dict) -> list[tuple[str, dict]]:
 
 
 def parameter_counts(params: dict, planned: list[tuple[str, dict]]) -> dict[str, int]:
-    from emergence.experiments.cells import experiment_module, task_of
-    from emergence.model import parameter_count
-
     out = {}
     for name, config in planned:
         task = task_of(config)
-        module = experiment_module(task)
+        module = task_module(task)
         out[name] = parameter_count(module.model_config(config[task]["model"], module.layout_of(config[task]["task"])))
     return out
 
 
 def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None:
     """Every architecture's count within `tolerance` of the transformer's at the same setting."""
-    from emergence.config import ConfigError
-
     sweep = params["sweeps"][SWEEP]
     if not sweep["match_parameters"]:
         return
@@ -122,48 +118,31 @@ def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None
 
 def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
     """With kernels = cuda: a CUDA training device and every library kernel importable."""
-    from emergence.experiments.cells import task_of
-    from emergence.mixer_kernels import check_available
-    from emergence.train import resolve_device
-
     if params["sweeps"][SWEEP]["kernels"] != "cuda":
         return
     for name, config in planned:
-        model, train = config[task_of(config)]["model"], config[task_of(config)]["train"]
+        section = config[task_of(config)]
+        model, train = section["model"], section["train"]
         if model.get("kernels") == "cuda":
             check_available({model["mixer"]}, resolve_device(train["device"]).type)
 
 
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Train (or load) every cell; write out_dir/<cell>.nc, the folder replaced atomically."""
-    from emergence.experiments.cells import cached_cells
-    from emergence.io import write_netcdf
-
     planned = cells(params)
     check_parameter_match(params, planned)  # before anything is written
     check_kernels(params, planned)
-    tmp = out_dir.with_name(out_dir.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    names = []
+    files = []
     for name, config in planned:
-        (ds,) = cached_cells([config], scratch, f"{SWEEP}-{name}")
         task, label, arch_name = name.split("-")  # names hold no '-' (validated)
-        ds.attrs.update(cell=name, task=task, setting=label, architecture=arch_name)
-        write_netcdf(ds, tmp / f"{name}.nc")
-        names.append(name)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp.rename(out_dir)
-    return names
+        files.append(SweepFile(name, [config], {"cell": name, "task": task, "setting": label,
+                                                "architecture": arch_name}))
+    return write_sweep(files, out_dir, scratch)
 
 
 def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
     """(cell, seed) Dataset: task, setting, architecture, parameter count, emergence statistics
     (each task's cells analysed with that task's thresholds)."""
-    from emergence.experiments.linear_map_analysis import analyse, cell_statistics
-    from emergence.io import read_netcdf
-    from emergence.model import ModelConfig, parameter_count
-
     rows, analysed = [], []
     for f in sorted(cell_dir.glob("*.nc")):
         ds = read_netcdf(f)
@@ -173,15 +152,14 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
         chance = float(ds.attrs.get("chance_accuracy", 0.5))
         rows.append((ds.attrs["cell"], task, ds.attrs["setting"], ds.attrs["architecture"], cfg.mixer,
                      parameter_count(cfg), cfg.d_mlp, cfg.n_head, chance))
-    data, n_seed = cell_statistics(analysed)
     columns = list(zip(*rows)) if rows else [[] for _ in range(9)]
-    for key, values in zip(("task", "setting", "architecture", "mixer"), columns[1:5]):
-        data[key] = (("cell",), np.array(values, dtype=str))
-    for key, values in zip(("n_params", "d_mlp", "n_head"), columns[5:8]):
-        data[key] = (("cell",), np.array(values, dtype=np.int64))
-    data["chance_accuracy"] = (("cell",), np.array(columns[8], dtype=float))
-    return xr.Dataset(data, coords={"cell": np.array(columns[0], dtype=str), "seed": np.arange(n_seed)},
-                      attrs={"experiment": f"sweep:{SWEEP}",
-                             "analysis": json.dumps({t: params[t]["analysis"] for t in TASKS}, sort_keys=True),
-                             "match_parameters": int(params["sweeps"][SWEEP]["match_parameters"]),
-                             "min_speedup": float(params["sweeps"][SWEEP]["min_speedup"])})
+    data = {key: np.array(values, dtype=str) for key, values in zip(("task", "setting", "architecture", "mixer"),
+                                                                     columns[1:5])}
+    data.update({key: np.array(values, dtype=np.int64) for key, values in zip(("n_params", "d_mlp", "n_head"),
+                                                                              columns[5:8])})
+    data["chance_accuracy"] = np.array(columns[8], dtype=float)
+    sweep = params["sweeps"][SWEEP]
+    return summary_dataset(analysed, list(columns[0]), data,
+                           {"experiment": f"sweep:{SWEEP}", "analysis": {t: params[t]["analysis"] for t in TASKS},
+                            "match_parameters": int(sweep["match_parameters"]),
+                            "min_speedup": float(sweep["min_speedup"])})

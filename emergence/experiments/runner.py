@@ -1,26 +1,44 @@
-"""Shared by every synthetic experiment: train all seeds in groups, then one results Dataset.
+"""Shared by every experiment that trains: seed groups -> one results Dataset.
 
-An experiment supplies a Task (emergence.train.Task), a ModelConfig and its train params;
-this module trains the seed groups (resumable through a scratch directory keyed by
-everything that changes the trajectory), merges the checkpoints and lays the recorded
-arrays out with named dimensions. `unit_dim` names the output units ("bit", "cell").
+A synthetic task (the linear map, the cellular automata) is a module that implements the
+task protocol below; `run_training` trains its params section with the shared trainer
+(resumable through a scratch folder keyed by everything that changes the trajectory),
+merges the checkpoints and lays the recorded arrays out with named dimensions. The language
+models use `train_seeds` and `training_dataset` directly.
+
+Task protocol (emergence/experiments/linear_map.py, cellular_automata.py):
+    NAME, UNIT_DIM, UNIT_TEXT            params section, output-unit dimension and its description
+    layout_of(task_params)               the task's shape
+    build_task(task_params) -> Dataset   the fixed task (matrix, rule pool) and its evaluation set
+    task_tensors(task_ds, task_params)   the trainer's Task
+    model_config(model_params, layout)   the ModelConfig
+    identity(task_ds) -> dict            what, besides the config, fixes the trajectory
+    result_layout(task_ds) -> dict       extra_vars / extra_coords / extra_attrs of the results
 """
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
+from types import ModuleType
 from typing import Mapping
 
 import numpy as np
 import torch
 import xarray as xr
 
-from emergence.config import config_hash, int_list
+from emergence.dependencies import closure, code_version, module_path
 from emergence.hooks import Hook, ground_truth_bias
+from emergence.io import config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig
-from emergence.provenance import code_version
 from emergence.train import Task, merge_checkpoints, resolve_device, schedules, train_group
+
+SECTION_KEYS = ("task", "model", "train", "bias")
+
+
+def training_code_version(module: str) -> str:
+    """What training through `module` executes: this runner and `module`, with their imports."""
+    return code_version(closure([module_path(__name__), module_path(module)]))
 
 
 def seed_groups(train: dict) -> list[list[int]]:
@@ -36,13 +54,14 @@ def prepare_device(train: dict) -> torch.device:
 
 
 def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, scratch_name: str,
-                trajectory_key: object, checkpoint_dir: Path | None, device: torch.device,
+                trajectory_key: object, code: str, checkpoint_dir: Path | None, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
                 eval_hooks: Mapping[str, Hook] | None = None,
                 init_model=None) -> tuple[dict[str, np.ndarray], np.ndarray, list[int]]:
     """Train every seed group; returns (metric arrays with a leading seed axis, diverged_step, seeds).
-    `init_model` (a SeedTransformer holding every seed) replaces the fresh initialisation."""
-    key = config_hash({"key": trajectory_key, "code": code_version()})
+    `code` (the training code version) joins the resume key; `init_model` (a SeedTransformer
+    holding every seed) replaces the fresh initialisation."""
+    key = config_hash({"key": trajectory_key, "code": code})
     scratch = scratch_root / f"{scratch_name}-{key}"
     groups = seed_groups(train)
     recorders = [train_group(seeds, cfg, task, train, scratch / f"group{gi}", gi, len(groups), device,
@@ -57,7 +76,7 @@ def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, s
 
 
 def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds: list[int], cfg: ModelConfig,
-                     train: dict, unit_dim: str, unit_text: str, run_config: dict, experiment: str,
+                     train: dict, unit_dim: str, unit_text: str, run_config: dict, experiment: str, code: str,
                      extra_vars: dict | None = None, extra_coords: dict | None = None,
                      extra_attrs: dict | None = None) -> xr.Dataset:
     """The results Dataset with named dimensions; `unit_text` describes one output unit for long_names."""
@@ -88,28 +107,41 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
               "layer": np.arange(cfg.n_layer), "head": np.arange(cfg.n_head), "query": np.arange(T),
               "key": np.arange(T), **(extra_coords or {})}
     attrs = {"experiment": experiment, "config": json.dumps(run_config, sort_keys=True),
-             "model_config": json.dumps(cfg.to_dict(), sort_keys=True), "code_version": code_version(),
+             "model_config": json.dumps(cfg.to_dict(), sort_keys=True), "code_version": code,
              "torch_version": torch.__version__, **(extra_attrs or {})}
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
 
+def index_list(value: str, n: int) -> list[int]:
+    """'all' -> 0..n-1; '0 2' -> [0, 2] (layer and head selections of the bias)."""
+    return list(range(n)) if value == "all" else [int(x) for x in value.split()]
+
+
 def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
     """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
-    layers = range(cfg.n_layer) if bias["layers"] == "all" else int_list(bias["layers"])
-    heads = None if bias["heads"] == "all" else int_list(bias["heads"])
-    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, heads)
+    heads = None if bias["heads"] == "all" else index_list(bias["heads"], cfg.n_head)
+    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], index_list(bias["layers"], cfg.n_layer), heads)
     return hooks, (hooks if bias["at_eval"] else {})
 
 
-def train_section(name: str, section: dict, task: Task, cfg: ModelConfig, task_identity: dict,
-                  checkpoint_dir: Path | None, scratch_root: Path,
-                  device: torch.device) -> tuple[dict[str, np.ndarray], np.ndarray, list[int], dict]:
-    """Train a synthetic task's section (task, model, train, bias) with its attention-bias hooks.
-    `task_identity` (the matrix A, the rule pool) joins the config in the resume key.
-    Returns (arrays, diverged_step, seeds, run_config)."""
-    run_config = {name: {k: section[k] for k in ("task", "model", "train", "bias")}}
+def run_training(task_module: ModuleType, section: dict, task_path: Path, results_path: Path,
+                 checkpoint_dir: Path | None, scratch_root: Path) -> xr.Dataset:
+    """Train every seed of a synthetic task's section (task, model, train, bias), resuming from
+    scratch, then write the results (and the checkpoints, unless checkpoint_dir is None) atomically."""
+    name = task_module.NAME
+    task_params, train = section["task"], section["train"]
+    task_ds = read_netcdf(task_path)
+    device = prepare_device(train)
+    task = task_module.task_tensors(task_ds, task_params).to(device)
+    cfg = task_module.model_config(section["model"], task_module.layout_of(task_params))
+    run_config = {name: {k: section[k] for k in SECTION_KEYS}}
+    code = training_code_version(task_module.__name__)
     train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
     arrays, diverged, seeds = train_seeds(
-        task, cfg, section["train"], scratch_root, name, trajectory_key={"config": run_config, **task_identity},
-        checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
-    return arrays, diverged, seeds, run_config
+        task, cfg, train, scratch_root, name, trajectory_key={"config": run_config, **task_module.identity(task_ds)},
+        code=code, checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
+    ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim=task_module.UNIT_DIM,
+                          unit_text=task_module.UNIT_TEXT, run_config=run_config, experiment=name, code=code,
+                          **task_module.result_layout(task_ds))
+    write_netcdf(ds, results_path)
+    return ds

@@ -30,7 +30,7 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
-from emergence.experiments.linear_map_analysis import analyse
+from emergence.experiments.run_statistics import analyse
 from emergence.io import read_netcdf
 from emergence.reporting import fmt, fmt_step, md, table
 

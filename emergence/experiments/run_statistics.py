@@ -1,4 +1,4 @@
-"""Emergence statistics of a synthetic-task run: per seed and per (seed, output unit), with censoring.
+"""Run statistics: emergence per seed and per (seed, output unit) of any training run, with censoring.
 
 Works on any results Dataset from experiments/runner.py: the output units are the linear
 map's bits or the cellular automaton's cells (the dimension of `bit_accuracy` besides seed
@@ -138,3 +138,13 @@ def cell_statistics(analysed: list[xr.Dataset]) -> tuple[dict, int]:
         data[f] = (("cell", "seed"), arr)
     data["budget_step"] = (("cell",), np.array([int(a.attrs["budget_step"]) for a in analysed], dtype=np.int64))
     return data, n_seed
+
+
+def summary_dataset(analysed: list[xr.Dataset], names: list[str], columns: dict, attrs: dict) -> xr.Dataset:
+    """A sweep summary over (cell, seed): `cell_statistics` of the analysed cells, then one
+    column per entry of `columns` (arrays over cells). `attrs["analysis"]` is stored as JSON."""
+    data, n_seed = cell_statistics(analysed)
+    for key, values in columns.items():
+        data[key] = (("cell",), values)
+    attrs = {k: (json.dumps(v, sort_keys=True) if k == "analysis" else v) for k, v in attrs.items()}
+    return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)}, attrs=attrs)

@@ -1,42 +1,39 @@
 """Stage report_notebooks: execute each report chapter with papermill (results in, figures out).
 
-Chapters live in report/chapters/ as jupytext percent files (plain diffs); each is converted
-to a notebook and executed with the stage's report parameters injected into its
-`parameters` cell. Executed notebooks go to report/_build/ atomically.
+    python -m stages.report_notebooks CHAPTERS_DIR BUILD_DIR
+
+Chapters are jupytext percent files (plain diffs); each is converted to a notebook and run
+with its `parameters` cell filled from the stage's params and from dvc.yaml's `paths` (so a
+chapter reads its data where the pipeline wrote it). Executed notebooks go to BUILD_DIR
+atomically.
 """
 import json
-import shutil
+import sys
 from pathlib import Path
 
 import jupytext
 import papermill
 
-from emergence.stage import stage_run
-
-CHAPTERS = Path("report/chapters")
-BUILD = Path("report/_build")
+from emergence.io import atomic_dir
+from emergence.stage import pipeline_paths, stage_run
 
 
 def chapter_parameters(params: dict) -> dict:
     report = params["report"]
     return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"],
-            "lm_analysis": json.dumps(params["language_model"]["analysis"], sort_keys=True)}
+            "lm_analysis": json.dumps(params["language_model"]["analysis"], sort_keys=True),
+            **pipeline_paths()}
 
 
 if __name__ == "__main__":
-    with stage_run("report_notebooks") as params:
-        tmp = BUILD.with_name("_build.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        for source in sorted(CHAPTERS.glob("*.py")):
-            nb = jupytext.read(source)
+    chapters, build = map(Path, sys.argv[1:])
+    with stage_run("report_notebooks") as params, atomic_dir(build) as tmp:
+        for source in sorted(chapters.glob("*.py")):
             raw = tmp / f"{source.stem}.raw.ipynb"
-            jupytext.write(nb, raw)
+            jupytext.write(jupytext.read(source), raw)
             declared = papermill.inspect_notebook(str(raw))
             wanted = {k: v for k, v in chapter_parameters(params).items() if k in declared}
             papermill.execute_notebook(str(raw), str(tmp / f"{source.stem}.ipynb"),
                                        parameters=wanted, kernel_name="python3",
                                        cwd=str(Path.cwd()), progress_bar=False, log_output=False)
             raw.unlink()
-        shutil.rmtree(BUILD, ignore_errors=True)
-        tmp.rename(BUILD)

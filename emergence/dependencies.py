@@ -1,0 +1,231 @@
+"""What a piece of code executes: the import closure of a module inside this repository.
+
+Two users, one definition:
+- the pipeline: a DVC stage's library deps are the closure of its command module (and of
+  any Python files among its other deps, such as the report chapters), so `dvc.yaml` cannot
+  forget a file the stage runs. `python -m emergence.dependencies --check` compares them,
+  `--write` rewrites the lists (tests/test_dependencies.py runs the check);
+- the cell cache: a trained cell's code version is the hash of the files its training
+  imports, so editing the analysis, the report or the renderer retrains nothing.
+
+Imports are read from the source (every `import` statement, at any depth, so a
+function-local import still counts); only modules of this repository are followed.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+import emergence
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LOCAL_PACKAGES = ("emergence", "stages")
+DVC_FILE = "dvc.yaml"
+
+
+def module_path(name: str, root: Path = REPO_ROOT) -> Path | None:
+    """emergence.tasks.corpus -> emergence/tasks/corpus.py (or a package's __init__.py)."""
+    if name.split(".")[0] not in LOCAL_PACKAGES:
+        return None
+    base = root.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)  # submodules
+    return names
+
+
+def _with_parents(name: str) -> list[str]:
+    """Importing a.b.c runs a/__init__.py and a/b/__init__.py first."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+@lru_cache(maxsize=None)
+def _direct(path: Path, root: Path) -> tuple[Path, ...]:
+    found = set()
+    for name in _imported_names(path):
+        for module in _with_parents(name):
+            target = module_path(module, root)
+            if target is not None:
+                found.add(target)
+    return tuple(sorted(found))
+
+
+def closure(entries: list[Path], root: Path = REPO_ROOT) -> list[str]:
+    """Repository-relative paths of `entries` and every local module they import, transitively."""
+    seen: set[Path] = set()
+    todo = [Path(e).resolve() for e in entries]
+    for entry in list(todo):  # an entry inside a package runs that package's __init__ files
+        for parent in entry.parents:
+            if parent == root.resolve() or not (parent / "__init__.py").is_file():
+                break
+            todo.append(parent / "__init__.py")
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(p for p in _direct(path, root.resolve()) if p not in seen)
+    return sorted(str(p.relative_to(root.resolve())) for p in seen)
+
+
+def module_closure(module: str, root: Path = REPO_ROOT) -> list[str]:
+    path = module_path(module, root)
+    if path is None:
+        raise ValueError(f"{module}: not a module of this repository")
+    return closure([path], root)
+
+
+def code_version(files: list[str], root: Path = REPO_ROOT) -> str:
+    """Package version plus a hash of these files' paths and bytes."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(rel.encode())
+        h.update((root / rel).read_bytes())
+    return f"{emergence.__version__}+src.{h.hexdigest()[:12]}"
+
+
+def module_code_version(module: str, root: Path = REPO_ROOT) -> str:
+    """The code version of everything `module` executes (its import closure)."""
+    return code_version(module_closure(module, root), root)
+
+
+# --- dvc.yaml ---------------------------------------------------------------------------
+
+def _is_library(dep: str) -> bool:
+    return dep.split("/")[0] in LOCAL_PACKAGES and dep.endswith(".py")
+
+
+def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Path]:
+    """What a stage executes: its `python -m` module and the Python files among its other deps
+    (a folder of report chapters, say)."""
+    match = re.search(r"python3? -m ([\w.]+)", cmd)
+    if not match:
+        raise ValueError(f"stage command {cmd!r}: expected `python -m <module>`")
+    entries = [module_path(match.group(1), root)]
+    if entries[0] is None:
+        raise ValueError(f"stage command {cmd!r}: no module {match.group(1)} in this repository")
+    for dep in deps:
+        path = root / dep
+        if _is_library(dep) or "$" in dep:
+            continue
+        if path.is_dir():
+            entries.extend(sorted(path.rglob("*.py")))
+        elif path.suffix == ".py" and path.is_file():
+            entries.append(path)
+    return entries
+
+
+def _stages(root: Path) -> dict[str, dict]:
+    """dvc.yaml's stages (a foreach stage's `do` body), with `${paths.*}` filled in."""
+    dvc = yaml.safe_load((root / DVC_FILE).read_text())
+    paths = next((v["paths"] for v in dvc.get("vars", []) if isinstance(v, dict) and "paths" in v), {})
+    fill = lambda text: re.sub(r"\$\{paths\.(\w+)\}", lambda m: paths.get(m.group(1), m.group(0)), text)  # noqa: E731
+    out = {}
+    for name, body in dvc["stages"].items():
+        body = body.get("do", body)
+        out[name] = {"cmd": fill(body["cmd"]), "deps": [fill(d) for d in body.get("deps", [])]}
+    return out
+
+
+def expected_deps(root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    """Stage -> the library files it executes (sorted)."""
+    out = {}
+    for name, body in _stages(root).items():
+        deps = [d for d in body.get("deps", [])]
+        out[name] = [f for f in closure(stage_entries(body["cmd"], deps, root), root) if _is_library(f)]
+    return out
+
+
+def declared_deps(root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    return {name: sorted(d for d in body.get("deps", []) if _is_library(d)) for name, body in _stages(root).items()}
+
+
+def mismatches(root: Path = REPO_ROOT) -> dict[str, dict[str, list[str]]]:
+    """Stage -> {"missing": executed but not declared, "extra": declared but not executed}."""
+    want, have = expected_deps(root), declared_deps(root)
+    out = {}
+    for stage in want:
+        missing = sorted(set(want[stage]) - set(have[stage]))
+        extra = sorted(set(have[stage]) - set(want[stage]))
+        if missing or extra:
+            out[stage] = {"missing": missing, "extra": extra}
+    return out
+
+
+def rewrite(root: Path = REPO_ROOT) -> bool:
+    """Replace each stage's library deps in dvc.yaml by its closure, keeping every other line
+    (comments, data deps, order). Returns whether the file changed."""
+    path = root / DVC_FILE
+    text = path.read_text()
+    want = expected_deps(root)
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    stage = None
+    i = 0
+    stage_re = re.compile(r"^  ([\w-]+):\s*$")
+    while i < len(lines):
+        line = lines[i]
+        m = stage_re.match(line)
+        if m:
+            stage = m.group(1)
+        dm = re.match(r"^(\s+)deps:\s*$", line)
+        if dm and stage in want:
+            out.append(line)
+            i += 1
+            items: list[str] = []
+            indent = None
+            while i < len(lines) and re.match(r"^\s+- ", lines[i]) and len(lines[i]) - len(lines[i].lstrip()) > len(dm.group(1)):
+                indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+                items.append(lines[i].strip()[2:].strip())
+                i += 1
+            indent = indent or dm.group(1) + "  "
+            others = [d for d in items if not _is_library(d)]
+            out.extend(f"{indent}- {d}\n" for d in want[stage] + others)
+            continue
+        out.append(line)
+        i += 1
+    new = "".join(out)
+    if new != text:
+        path.write_text(new)
+        return True
+    return False
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--write"]:
+        print("dvc.yaml rewritten" if rewrite() else "dvc.yaml already matches the import closures")
+        return 0
+    if argv in ([], ["--check"]):
+        bad = mismatches()
+        for stage, diff in bad.items():
+            for kind, files in diff.items():
+                if files:
+                    print(f"{stage}: {kind} {' '.join(files)}")
+        if bad:
+            print("run `python -m emergence.dependencies --write` to fix dvc.yaml")
+        return 1 if bad else 0
+    print("usage: python -m emergence.dependencies [--check | --write]")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,174 @@
+"""Probes of the small language models at every checkpoint, emergence brackets by binary
+search, and head-level attention patching across each bracket (claims 1-3 at CPU scale)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+import xarray as xr
+
+from emergence import patching as pt
+from emergence.analysis import bracket_emergence
+from emergence.config import int_list
+from emergence.experiments.language_model import variants, vocab_of
+from emergence.metrics import attention_entropy
+from emergence.model import parameter_count
+from emergence.tasks import corpus as cp
+from emergence.train import load_checkpoint
+
+
+@torch.no_grad()
+def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """kind -> (greedy accuracy [E], mean p(correct) [E]) of every seed of `model` on each probe set."""
+    out = {}
+    for kind, (prompts, answers) in probes.items():
+        x = torch.from_numpy(prompts).unsqueeze(0).expand(model.n_seeds, -1, -1)
+        logits = model(x)
+        pos = torch.full((len(answers),), prompts.shape[1] - 1)
+        y = torch.from_numpy(answers)
+        p = pt.answer_probability(logits, pos, y)
+        greedy = logits[:, torch.arange(len(y)), pos].argmax(-1) == y
+        out[kind] = (greedy.float().mean(1).numpy(), p.mean(1).numpy())
+    return out
+
+
+def make_probes(corpus: dict, probe_params: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    vocab = vocab_of(corpus)
+    return {kind: cp.probe_set(kind, probe_params["n_prompts"], vocab, corpus, seed=0)[:2]
+            for kind in probe_params["kinds"].split()}
+
+
+def probe_checkpoints(checkpoints: dict[int, object], probes: dict) -> xr.Dataset:
+    """Probe every checkpoint (step -> model): accuracy and p_correct [capability, seed, checkpoint_step]."""
+    steps = sorted(checkpoints)
+    kinds = list(probes)
+    first = checkpoints[steps[0]]
+    acc = np.zeros((len(kinds), first.n_seeds, len(steps)), dtype=np.float32)
+    pc = np.zeros_like(acc)
+    for j, step in enumerate(steps):
+        res = probe_model(checkpoints[step], probes)
+        for i, kind in enumerate(kinds):
+            acc[i, :, j], pc[i, :, j] = res[kind]
+    return xr.Dataset({"probe_accuracy": (("capability", "seed", "checkpoint_step"), acc),
+                       "probe_p_correct": (("capability", "seed", "checkpoint_step"), pc)},
+                      coords={"capability": kinds, "seed": list(first.seeds), "checkpoint_step": steps})
+
+
+def load_checkpoints(ckpt_dir) -> dict[int, object]:
+    return {int(p.stem[4:]): load_checkpoint(p) for p in sorted(ckpt_dir.glob("step*.pt"))}
+
+
+def brackets(ckpts: dict[int, object], probes: dict, solved_accuracy: float) -> dict[str, np.ndarray]:
+    """Per (capability, seed): the emergence bracket found by binary search over checkpoints, as
+    the paper locates emergence in Pythia (each probe of a checkpoint is one evaluation)."""
+    steps = sorted(ckpts)
+    kinds = list(probes)
+    n_seed = ckpts[steps[0]].n_seeds
+    out = {k: np.full((len(kinds), n_seed), -1, dtype=np.int64) for k in ("old_step", "new_step", "evaluations")}
+    out["censored"] = np.zeros((len(kinds), n_seed), dtype=np.int8)
+    for i, kind in enumerate(kinds):
+        for k in range(n_seed):
+            cache: dict[int, bool] = {}
+
+            def solved(step: int) -> bool:
+                if step not in cache:
+                    model = ckpts[step].select_seeds([k])
+                    cache[step] = bool(probe_model(model, {kind: probes[kind]})[kind][0][0] >= solved_accuracy)
+                return cache[step]
+
+            b = bracket_emergence(steps, solved)
+            out["old_step"][i, k] = -1 if b.old is None else b.old
+            out["new_step"][i, k] = -1 if b.new is None else b.new
+            out["censored"][i, k] = b.censored
+            out["evaluations"][i, k] = b.evaluations
+    return out
+
+
+def probe_sizes(params: dict, lm_root) -> xr.Dataset:
+    """Dense probe table and binary-search brackets of every size: [size, capability, seed, checkpoint_step]."""
+    section = params["language_model"]
+    probes = make_probes(section["corpus"], section["probes"])
+    threshold = section["probes"]["solved_accuracy"]
+    per_size = []
+    names = list(variants(section))
+    for name in names:
+        ckpts = load_checkpoints(lm_root / name / "checkpoints")
+        ds = probe_checkpoints(ckpts, probes)
+        for key, arr in brackets(ckpts, probes, threshold).items():
+            ds[f"bracket_{key}"] = (("capability", "seed"), arr)
+        cfg = ckpts[min(ckpts)].cfg
+        ds["n_params"] = ((), parameter_count(cfg))
+        per_size.append(ds)
+    out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
+    out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,
+                 "config": json.dumps({"probes": section["probes"], "corpus": section["corpus"]},
+                                                     sort_keys=True)}
+    return out
+
+
+@torch.no_grad()
+def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> xr.Dataset:
+    """Head-level patching of every (capability, seed) with an emergence bracket of one size:
+    old = last checkpoint before the capability is solved, new = first at which it is."""
+    section = params["language_model"]
+    pcfg = section["patching"]
+    probes = make_probes(section["corpus"], section["probes"])
+    ckpts = load_checkpoints(lm_root / size_name / "checkpoints")
+    cfg = ckpts[min(ckpts)].cfg
+    L, H = cfg.n_layer, cfg.n_head
+    kinds, seeds = list(probes), list(ckpts[min(ckpts)].seeds)
+    ks = [k for k in int_list(pcfg["top_k"]) if k <= L * H]
+    nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
+    effects, reverse, prev_score, ind_score, ent_old, ent_new = (nan(len(kinds), len(seeds), L, H) for _ in range(6))
+    recovery, p_old, p_new = nan(len(kinds), len(seeds), len(ks)), nan(len(kinds), len(seeds)), nan(len(kinds), len(seeds))
+    sel = probe_ds.sel(size=size_name)
+    # previous-token and induction scores on a random span repeated twice
+    g = torch.Generator().manual_seed(0)
+    period = cfg.seq_len // 2
+    first_random = vocab_of(section["corpus"]).id("r000")
+    span = torch.randint(first_random, first_random + section["corpus"]["n_random"], (16, period), generator=g)
+    repeated = torch.cat([span, span], dim=1)
+    for i, kind in enumerate(kinds):
+        prompts, answers = (torch.from_numpy(a) for a in probes[kind])
+        pos = torch.full((len(answers),), prompts.shape[1] - 1)
+        rows = None if pcfg["positions"] == "all" else [prompts.shape[1] - 1]
+        for k, seed in enumerate(seeds):
+            old_step, new_step = int(sel["bracket_old_step"].values[i, k]), int(sel["bracket_new_step"].values[i, k])
+            if sel["bracket_censored"].values[i, k] or old_step < 0:
+                continue
+            old, new = ckpts[old_step].select_seeds([k]), ckpts[new_step].select_seeds([k])
+            x = prompts.unsqueeze(0)
+            donor = pt.record_attention(new, x, pcfg["stage"])
+            e = pt.head_effects(old, donor, x, pos, answers, pcfg["stage"], rows)[0]
+            effects[i, k] = e.numpy()
+            ranking = pt.rank_heads(e)
+            pn = pt.answer_probability(new(x), pos, answers).mean(1)
+            po = pt.answer_probability(old(x), pos, answers).mean(1)
+            p_new[i, k], p_old[i, k] = float(pn), float(po)
+            recovery[i, k] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn, pcfg["stage"], rows)[0].numpy()
+            answer_row = prompts.shape[1] - 1
+            for layer, pat in pt.record_attention(new, x, "pattern").items():
+                ent_new[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
+            for layer, pat in pt.record_attention(old, x, "pattern").items():
+                ent_old[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
+            back = pt.record_attention(old, x, pcfg["stage"])
+            reverse[i, k] = pt.head_effects(new, back, x, pos, answers, pcfg["stage"], rows)[0].numpy()
+            pats = pt.record_attention(new, repeated.unsqueeze(0), "pattern")
+            for layer in range(L):
+                prev_score[i, k, layer] = pt.previous_token_score(pats[layer][0]).mean(0).numpy()
+                ind_score[i, k, layer] = pt.induction_score(pats[layer][0], period).mean(0).numpy()
+    dims = ("capability", "seed", "layer", "head")
+    return xr.Dataset(
+        {"delta_p": (dims, effects, {"long_name": "rise in the old model's p(correct) when this head takes the new model's attention"}),
+         "reverse_delta_p": (dims, reverse, {"long_name": "change in the new model's p(correct) when this head takes the old model's attention"}),
+         "top_k_recovery": (("capability", "seed", "k"), recovery,
+                            {"long_name": "fraction of the old -> new gap recovered by patching the top k heads together"}),
+         "p_old": (("capability", "seed"), p_old), "p_new": (("capability", "seed"), p_new),
+         "entropy_old": (dims, ent_old, {"long_name": "old model: entropy (nats) of the answer row's attention"}),
+         "entropy_new": (dims, ent_new, {"long_name": "new model: entropy (nats) of the answer row's attention"}),
+         "previous_token_score": (dims, prev_score, {"long_name": "new model: attention from t to t-1"}),
+         "induction_score": (dims, ind_score, {"long_name": "new model: attention to the token after the previous occurrence"})},
+        coords={"capability": kinds, "seed": seeds, "layer": np.arange(L), "head": np.arange(H), "k": ks},
+        attrs={"experiment": "language_model:patching", "size": size_name, "stage": pcfg["stage"],
+               "positions": pcfg["positions"]})

@@ -1,0 +1,14 @@
+"""Stage sweep_ca_architecture: other head counts, head sizes and depths on the cellular automata (claims 6, 7).
+
+    python -m stages.sweep_ca_architecture CELLS_DIR
+"""
+import sys
+from pathlib import Path
+
+from emergence.experiments.architecture_sweep import run
+from emergence.stage import SCRATCH, stage_run
+
+if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
+    with stage_run("sweep_ca_architecture") as params:
+        run(params, out, SCRATCH, "ca_architecture")
