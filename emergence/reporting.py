@@ -1,10 +1,33 @@
-"""Small helpers for report notebooks: formatting numbers and tables from results."""
+"""What every report chapter shares: the figure style, its data (located by the pipeline's
+`paths` in dvc.yaml, the one place they are written), and number and table formatting."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
+import seaborn as sns
+import xarray as xr
 from IPython.display import Markdown
+
+from emergence.io import read_netcdf
+from emergence.stage import pipeline_paths
+
+
+def setup_style() -> None:
+    sns.set_theme(context="notebook", style="whitegrid")
+    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
+
+
+def load(name: str) -> xr.Dataset:
+    """A result file by its name in dvc.yaml's `paths` (e.g. "linear_map_results")."""
+    return read_netcdf(pipeline_paths()[name])
+
+
+def load_folder(name: str, pattern: str = "*.nc") -> dict[str, xr.Dataset]:
+    """Every file of a result folder by its name in dvc.yaml's `paths`, keyed by file stem."""
+    return {f.stem: read_netcdf(f) for f in sorted(Path(pipeline_paths()[name]).glob(pattern))}
 
 
 def fmt_step(x: float, censored: bool = False) -> str:

@@ -3,9 +3,8 @@
     python -m stages.report_notebooks CHAPTERS_DIR BUILD_DIR
 
 Chapters are jupytext percent files (plain diffs); each is converted to a notebook and run
-with its `parameters` cell filled from the stage's params and from dvc.yaml's `paths` (so a
-chapter reads its data where the pipeline wrote it). Executed notebooks go to BUILD_DIR
-atomically.
+with its `parameters` cell filled from the stage's params. Chapters find their data through
+emergence.reporting (dvc.yaml's `paths`). Executed notebooks go to BUILD_DIR atomically.
 """
 import json
 import sys
@@ -15,14 +14,13 @@ import jupytext
 import papermill
 
 from emergence.io import atomic_dir
-from emergence.stage import pipeline_paths, stage_run
+from emergence.stage import stage_run
 
 
 def chapter_parameters(params: dict) -> dict:
     report = params["report"]
     return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"],
-            "lm_analysis": json.dumps(params["language_model"]["analysis"], sort_keys=True),
-            **pipeline_paths()}
+            "lm_analysis": json.dumps(params["language_model"]["analysis"], sort_keys=True)}
 
 
 if __name__ == "__main__":

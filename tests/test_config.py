@@ -40,6 +40,13 @@ def test_paper_profile_carries_the_paper_model():
     (lambda p: p["linear_map"]["model"].update(n_heads=8), "linear_map.model.n_heads", "unknown"),
     (lambda p: p.update(profile="huge"), "profile", "default, smoke, paper"),
     (lambda p: p["linear_map"]["task"].update(loss_positions="some"), "linear_map.task.loss_positions", "one of"),
+    (lambda p: p["language_model"]["train"].update(lr=float("nan")), "language_model.train.lr", "finite"),
+    (lambda p: p["language_model"]["train"].update(grad_clip=float("nan")), "language_model.train.grad_clip", "finite"),
+    (lambda p: p["linear_map"]["analysis"].update(flat_ratio=float("nan")), "linear_map.analysis.flat_ratio", "finite"),
+    (lambda p: p["cellular_automata"]["analysis"].update(flat_ratio=float("inf")), "cellular_automata.analysis.flat_ratio",
+     "finite"),
+    (lambda p: p["language_model"]["corpus"]["mixture"].update(noise=float("inf")), "language_model.corpus.mixture.noise",
+     "finite"),
 ])
 def test_bad_values_name_the_key_and_range(tmp_path, mutate, key, fragment):
     root = write_params(tmp_path, mutate)

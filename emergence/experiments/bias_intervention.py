@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import SweepFile, sweep_dataset, with_budget
+from emergence.experiments.cells import SweepFile, sweep_dataset, unstack_cells, with_budget
+from emergence.experiments.run_statistics import analyse, summary_dataset
 
 NAME = "attention_bias"
 
@@ -32,3 +34,19 @@ def run(params: dict, scratch: Path) -> xr.Dataset:
                                    {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
                                     "sparsity": b["sparsity"], "profile": params["profile"]},
                                    dim="strength", values=values), scratch)
+
+
+def summarize(results: xr.Dataset, analysis: dict) -> xr.Dataset:
+    """(cell, seed) Dataset, one cell per strength: emergence statistics with censoring, and
+    the mean attention mass on the true parents at step 0 (what the bias does at initialisation)."""
+    values, analysed, initial_mass = [], [], []
+    for c, cell in unstack_cells(results, "strength"):
+        values.append(float(c))
+        analysed.append(analyse(cell, analysis))
+        initial_mass.append(float(np.nanmean(cell["parent_mass"].isel(step=0).values)))
+    names = [f"c{c:g}" for c in values]
+    return summary_dataset(analysed, names, {"strength": np.array(values, dtype=float),
+                                             "initial_parent_mass": np.array(initial_mass, dtype=float)},
+                           {"experiment": f"intervention:{NAME}", "state_size": results.attrs["state_size"],
+                            "sparsity": results.attrs["sparsity"], "analysis": analysis,
+                            "chance_loss": results.attrs["chance_loss"]})

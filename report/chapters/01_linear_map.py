@@ -19,8 +19,6 @@
 # (claim 2).
 
 # %% tags=["parameters"]
-results_path = "data/linear_map/train.nc"
-analysis_path = "data/linear_map/analysis.nc"
 attention_seeds = 4
 max_figure_seeds = 16
 
@@ -33,13 +31,11 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
-from emergence.io import read_netcdf
-from emergence.reporting import fmt, fmt_step, md, table
+from emergence.reporting import fmt, fmt_step, load, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-res = read_netcdf(results_path)
-ana = read_netcdf(analysis_path)
+setup_style()
+res = load("linear_map_results")
+ana = load("linear_map_analysis")
 cfg = json.loads(res.attrs["config"])["linear_map"]
 ana_cfg = json.loads(ana.attrs["analysis"])
 S, s = cfg["task"]["state_size"], cfg["task"]["sparsity"]

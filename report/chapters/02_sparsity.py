@@ -15,9 +15,6 @@
 # S) grows and is hardest at medium sparsity s/S; at large S, training never leaves the
 # plateau. Each (S, s) cell trains the linear-map model from scratch on its own matrix A.
 
-# %% tags=["parameters"]
-summary_path = "data/sweeps/sparsity_summary.nc"
-
 # %%
 import json
 
@@ -28,12 +25,10 @@ import seaborn as sns
 from scipy.stats import fisher_exact
 
 from emergence import analysis as an
-from emergence.io import read_netcdf
-from emergence.reporting import fmt, fmt_step, md, table
+from emergence.reporting import fmt, fmt_step, load, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-sw = read_netcdf(summary_path)
+setup_style()
+sw = load("sparsity_summary")
 ana_cfg = json.loads(sw.attrs["analysis"])
 alpha = ana_cfg["alpha"]
 cells = sw if sw.sizes["cell"] > 0 else None  # only cells this profile ran are in the summary

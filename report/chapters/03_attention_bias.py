@@ -17,10 +17,6 @@
 # applies); c = 0 is the control. Seeds are shared across strengths, so each seed is its own
 # paired comparison.
 
-# %% tags=["parameters"]
-results_path = "data/interventions/attention_bias.nc"
-analysis_path = "data/linear_map/analysis.nc"
-
 # %%
 import json
 
@@ -30,14 +26,12 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
-from emergence.experiments.run_statistics import analyse
-from emergence.io import read_netcdf
-from emergence.reporting import fmt, fmt_step, md, table
+from emergence.reporting import fmt, fmt_step, load, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-res = read_netcdf(results_path)
-ana_cfg = json.loads(read_netcdf(analysis_path).attrs["analysis"])  # the thresholds of this run
+setup_style()
+res = load("attention_bias_results")
+summary = load("attention_bias_summary")
+ana_cfg = json.loads(summary.attrs["analysis"])  # the thresholds of this run
 alpha = ana_cfg["alpha"]
 configs = json.loads(res.attrs["configs"])
 strengths = res["strength"].values
@@ -45,11 +39,7 @@ steps = res["step"].values
 seeds = res["seed"].values
 budget = int(steps[-1])
 colors = dict(zip(strengths, sns.color_palette("rocket_r", len(strengths))))
-per = {}
-for i, c in enumerate(strengths):
-    cell = res.isel(strength=i).drop_vars("strength")
-    cell.attrs = dict(res.attrs, config=json.dumps(configs[i]))
-    per[c] = analyse(cell, ana_cfg)
+per = {c: summary.isel(cell=i) for i, c in enumerate(summary["strength"].values)}
 bias_cfg = configs[0]["linear_map"]["bias"]
 md(f"""Setting: S = {res.attrs['state_size']}, s = {res.attrs['sparsity']}, {len(seeds)} seeds,
 {budget:,} steps, strengths c ∈ {{{', '.join(fmt(c) for c in strengths)}}}; bias on layers
@@ -102,7 +92,7 @@ for c in strengths:
            "KM median plateau end": fmt_step(an.km_median(t, cen)),
            "seeds solved": f"{int((per[c]['solved_censored'].values == 0).sum())}/{len(cen)}",
            "median final loss": float(np.nanmedian(per[c]["final_output_loss"].values)),
-           "parent mass at step 0": float(np.nanmean(res["parent_mass"].sel(strength=c).isel(step=0).values))}
+           "parent mass at step 0": float(per[c]["initial_parent_mass"])}
     rows.append(row)
 table(pd.DataFrame(rows), index=False)
 

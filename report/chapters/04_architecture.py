@@ -17,10 +17,6 @@
 # multi-rule automata. Each cell trains one task with one model shape (d_model = heads × head
 # size); the time each seed leaves the plateau is compared across shapes, with censoring.
 
-# %% tags=["parameters"]
-summary_path = "data/sweeps/architecture_summary.nc"
-ca_summary_path = "data/sweeps/ca_architecture_summary.nc"
-
 # %%
 import json
 
@@ -31,12 +27,10 @@ import seaborn as sns
 from scipy.stats import norm
 
 from emergence import analysis as an
-from emergence.io import read_netcdf
-from emergence.reporting import fmt_step, md, table
+from emergence.reporting import fmt_step, load, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-summaries = {"linear map": read_netcdf(summary_path), "cellular automata": read_netcdf(ca_summary_path)}
+setup_style()
+summaries = {"linear map": load("architecture_summary"), "cellular automata": load("ca_architecture_summary")}
 sw = summaries["linear map"]
 ana_cfg = json.loads(sw.attrs["analysis"])
 alpha = ana_cfg["alpha"]

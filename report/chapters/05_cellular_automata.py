@@ -20,13 +20,10 @@
 # the same seeds with a token batch held fixed across S.
 
 # %% tags=["parameters"]
-sweep_dir = "data/sweeps/ca_state_size"
-summary_path = "data/sweeps/ca_state_size_summary.nc"
 max_figure_seeds = 16
 
 # %%
 import json
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -34,15 +31,13 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
-from emergence.io import read_netcdf
-from emergence.reporting import fmt, fmt_step, md, table
+from emergence.reporting import fmt, fmt_step, load, load_folder, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-sm = read_netcdf(summary_path)
+setup_style()
+sm = load("ca_state_size_summary")
 ana_cfg = json.loads(sm.attrs["analysis"])
 alpha = ana_cfg["alpha"]
-runs = {int(ds.attrs["state_size"]): ds for ds in map(read_netcdf, sorted(Path(sweep_dir).glob("S*.nc")))}
+runs = {int(ds.attrs["state_size"]): ds for ds in load_folder("ca_state_size_cells", "S*.nc").values()}
 sizes = sorted(runs)
 strengths = sorted(set(float(c) for c in sm["strength"].values))
 control, biased = 0.0, [c for c in strengths if c != 0.0]

@@ -21,15 +21,11 @@
 # bracket's two checkpoints are patched head by head.
 
 # %% tags=["parameters"]
-probes_path = "data/lm/probes.nc"
-patching_dir = "data/lm/patching"
-pythia_path = "data/pythia/results.nc"
 lm_analysis = '{"abrupt_ratio": 0.25, "few_heads": 2, "most_of_gap": 0.5, "alpha": 0.1}'
 max_figure_seeds = 16
 
 # %%
 import json
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,15 +34,13 @@ import seaborn as sns
 from scipy.stats import binomtest, fisher_exact
 
 from emergence import analysis as an
-from emergence.io import read_netcdf
-from emergence.reporting import fmt, fmt_step, md, table
+from emergence.reporting import fmt, fmt_step, load, load_folder, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
+setup_style()
 cfg = json.loads(lm_analysis)
 alpha = cfg["alpha"]
-pr = read_netcdf(probes_path)
-patch = {f.stem: read_netcdf(f) for f in sorted(Path(patching_dir).glob("*.nc"))}
+pr = load("lm_probes")
+patch = load_folder("lm_patching")
 models = [str(s) for s in pr["size"].values]          # every trained family, pre-pretrained twins included
 sizes = [m for m in models if "+" not in m]            # the size comparison uses from-scratch models only
 pretrained = [m for m in models if "+" in m]
@@ -230,7 +224,7 @@ if runs:
 # ## Real Pythia checkpoints
 
 # %%
-py = read_netcdf(pythia_path)
+py = load("pythia_results")
 if py.attrs.get("status") != "ran":
     display(md("""Not run on this machine: the Pythia analysis downloads checkpoints from the Hugging Face
 hub and is off by default (`pythia.enabled: false` in params.yaml; README says how to run it and

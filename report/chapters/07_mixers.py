@@ -20,13 +20,10 @@
 # gets the MLP width that matches the transformer's parameter count.
 
 # %% tags=["parameters"]
-summary_path = "data/sweeps/mixers_summary.nc"
-cells_dir = "data/sweeps/mixers"
 max_figure_seeds = 16
 
 # %%
 import json
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,15 +32,13 @@ import seaborn as sns
 from scipy.stats import fisher_exact
 
 from emergence import analysis as an
-from emergence.io import read_netcdf
-from emergence.reporting import fmt, fmt_step, md, table
+from emergence.reporting import fmt, fmt_step, load, load_folder, md, setup_style, table
 
-sns.set_theme(context="notebook", style="whitegrid")
-plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110})
-sm = read_netcdf(summary_path)
+setup_style()
+sm = load("mixers_summary")
 ana = json.loads(sm.attrs["analysis"])
 alpha = ana["linear_map"]["alpha"]
-cells = {f.stem: read_netcdf(f) for f in sorted(Path(cells_dir).glob("*.nc"))}
+cells = load_folder("mixers_cells")
 archs = list(dict.fromkeys(str(a) for a in sm["architecture"].values))
 reference = next(str(a) for a, m in zip(sm["architecture"].values, sm["mixer"].values) if m == "attention")
 settings = sorted(dict.fromkeys((str(t), str(s)) for t, s in zip(sm["task"].values, sm["setting"].values)),

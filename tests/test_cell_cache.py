@@ -1,0 +1,72 @@
+"""The cell cache: a damaged entry is rebuilt, never read; untrusted torch files are refused."""
+import json
+
+import pytest
+import torch
+
+from emergence.experiments.cache import MANIFEST, cached
+from emergence.io import UntrustedFileError, atomic_dir, torch_load, torch_save
+
+
+def _builder(calls):
+    def build(folder):
+        calls.append(folder)
+        (folder / "results.nc").write_bytes(b"x" * 1000)
+        (folder / "sub").mkdir()
+        (folder / "sub" / "a.pt").write_bytes(b"y" * 10)
+    return build
+
+
+def test_entry_is_built_once_and_checksummed(tmp_path):
+    calls = []
+    entry = cached(tmp_path, "t", {"a": 1}, _builder(calls))
+    assert cached(tmp_path, "t", {"a": 1}, _builder(calls)) == entry and len(calls) == 1
+    manifest = json.loads((entry / MANIFEST).read_text())
+    assert sorted(manifest) == ["results.nc", "sub/a.pt"]
+    assert cached(tmp_path, "t", {"a": 2}, _builder(calls)) != entry and len(calls) == 2
+
+
+@pytest.mark.parametrize("damage", [
+    lambda e: (e / "results.nc").write_bytes(b"x" * 500),          # truncated by a kill mid-copy
+    lambda e: (e / "sub" / "a.pt").write_bytes(b"z" * 10),          # corrupted, same size
+    lambda e: (e / "sub" / "a.pt").unlink(),                        # a file gone
+    lambda e: (e / MANIFEST).unlink(),                              # never finished
+])
+def test_damaged_entry_is_rebuilt_not_read(tmp_path, damage):
+    calls = []
+    entry = cached(tmp_path, "t", {"a": 1}, _builder(calls))
+    damage(entry)
+    assert cached(tmp_path, "t", {"a": 1}, _builder(calls)) == entry and len(calls) == 2
+    assert (entry / "results.nc").read_bytes() == b"x" * 1000
+
+
+def test_failed_build_leaves_no_entry(tmp_path):
+    def broken(folder):
+        (folder / "results.nc").write_bytes(b"half")
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        cached(tmp_path, "t", {"a": 1}, broken)
+    assert not any((tmp_path / "cells").iterdir())
+
+
+def test_atomic_dir_keeps_the_old_folder_on_failure(tmp_path):
+    out = tmp_path / "out"
+    with atomic_dir(out) as tmp:
+        (tmp / "a").write_text("1")
+    with pytest.raises(ValueError), atomic_dir(out) as tmp:
+        (tmp / "b").write_text("2")
+        raise ValueError
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and [p.name for p in out.iterdir()] == ["a"]
+
+
+class Payload:  # anything beyond tensors and plain containers
+    pass
+
+
+def test_torch_files_with_pickled_objects_are_refused(tmp_path):
+    torch_save({"step": 3, "state_dict": {"w": torch.ones(2)}, "seeds": [0, 1]}, tmp_path / "ok.pt")
+    assert torch_load(tmp_path / "ok.pt")["step"] == 3
+    torch.save({"step": 3, "evil": Payload()}, tmp_path / "bad.pt")
+    with pytest.raises(UntrustedFileError, match="bad.pt: refused"):
+        torch_load(tmp_path / "bad.pt")

@@ -1,0 +1,96 @@
+"""Deps by construction: dvc.yaml's library deps equal each stage's import closure, and a
+cell's code version is the closure of what training it executes, nothing more."""
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emergence import dependencies as deps
+from emergence.config import REPO_ROOT, load_params
+from emergence.experiments import cells
+from emergence.experiments.architecture_sweep import sweep_files as architecture_files
+from emergence.experiments.ca_state_size_sweep import sweep_files as ca_files
+from emergence.experiments.mixer_comparison import cells as mixer_cells
+from emergence.experiments.sparsity_sweep import row_file
+
+
+def test_dvc_yaml_declares_exactly_what_each_stage_executes():
+    assert deps.mismatches() == {}, "run `python -m emergence.dependencies --write`"
+
+
+def test_closure_follows_imports_at_any_depth(tmp_path):
+    pkg = tmp_path / "emergence"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("import numpy\nfrom emergence import b\n")
+    (pkg / "b.py").write_text("def f():\n    from emergence.c import g\n")
+    (pkg / "c.py").write_text("g = 1\n")
+    (pkg / "d.py").write_text("x = 1\n")  # imported by nobody
+    assert deps.module_closure("emergence.a", tmp_path) == [
+        "emergence/__init__.py", "emergence/a.py", "emergence/b.py", "emergence/c.py"]
+
+
+def test_rewrite_restores_a_missing_dependency(tmp_path):
+    for name in ("dvc.yaml", "emergence", "stages", "report"):
+        src = REPO_ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    text = (tmp_path / "dvc.yaml").read_text()
+    broken = text.replace("      - emergence/hooks.py\n", "", 1)
+    assert broken != text
+    (tmp_path / "dvc.yaml").write_text(broken)
+    bad = deps.mismatches(tmp_path)
+    assert bad and all(d["missing"] == ["emergence/hooks.py"] for d in bad.values())
+    assert deps.rewrite(tmp_path) and deps.mismatches(tmp_path) == {}
+    assert (tmp_path / "dvc.yaml").read_text() == text
+
+
+def _every_cell(params) -> list[dict]:
+    out = [c for f in architecture_files(params) + architecture_files(params, "ca_architecture") + ca_files(params)
+           for c in f.cells]
+    out += [c for name, row in params["sweeps"]["sparsity"]["grid"].items() for c in row_file(params, name, row).cells]
+    out += [c for _, c in mixer_cells(params)]
+    return out
+
+
+def _keys(root: Path, params) -> list[str]:
+    from emergence.io import config_hash
+
+    training = {task: deps.code_version(deps.closure(
+        [deps.module_path("emergence.experiments.runner", root), deps.module_path(f"emergence.experiments.{task}", root)],
+        root), root) for task in cells.TASKS}
+    return [config_hash(dict(cells.cell_key(c), code=training[cells.task_of(c)])) for c in _every_cell(params)]
+
+
+@pytest.fixture
+def package_copy(tmp_path):
+    for name in ("emergence", "stages"):
+        shutil.copytree(REPO_ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+@pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/experiments/run_statistics.py",
+                                    "emergence/analysis.py", "emergence/config.py", "emergence/report_index.py",
+                                    "stages/report_render.py"])
+def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_copy, edited):
+    params = load_params()
+    before = _keys(package_copy, params)
+    (package_copy / edited).write_text((package_copy / edited).read_text() + "\n# an edit\n")
+    assert _keys(package_copy, params) == before
+
+
+def test_editing_the_trainer_changes_every_cell_key(package_copy):
+    params = load_params()
+    before = _keys(package_copy, params)
+    (package_copy / "emergence/train.py").write_text((package_copy / "emergence/train.py").read_text() + "\n# x\n")
+    after = _keys(package_copy, params)
+    assert len(before) > 10 and all(a != b for a, b in zip(before, after))
+
+
+def test_stages_depend_on_the_active_overlay_only():
+    dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
+    for name, body in dvc["stages"].items():
+        body = body.get("do", body)
+        assert "profiles" not in body["deps"], name
+        assert "profiles/${profile}.yaml" in body["deps"], name
+        assert not any(o.startswith("data/timings") for o in body.get("outs", [])), name
