@@ -133,7 +133,7 @@ SCHEMA: dict[str, Spec] = {
     "cellular_automata.task.loss_positions": _choice("all", "predictable"),
     "cellular_automata.task.eval_sequences": _int(1, 1_000_000),
     **{f"cellular_automata.{k}": v for k, v in {**MODEL_TRAIN_BIAS, **ANALYSIS}.items()},
-    # Experiment 1: linear map, sparsity x state size (cells run as separate DVC stages).
+    # Claim 4: linear map, sparsity x state size (rows run as separate DVC stages).
     "sweeps.sparsity.n_seeds": _int(1, 4096),
     "sweeps.sparsity.steps": _int(1, 10_000_000),
     "sweeps.sparsity.batch_size": _int(1, 1_000_000),
@@ -143,7 +143,7 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.sparsity.grid.*.sparsities": Spec(str),
     "sweeps.sparsity.grid.*.default": Spec(str),
     "sweeps.sparsity.grid.*.smoke": Spec(str),
-    # Experiments 4 and 5: head count, head size, width and depth on the linear map.
+    # Claims 6, 7: head count, head size, width and depth on the linear map.
     "sweeps.architecture.state_size": _int(1, 4096),
     "sweeps.architecture.sparsity": _int(1, 4096),
     "sweeps.architecture.mlp_ratio": _int(0, 64),
@@ -157,7 +157,7 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.architecture.cells.*.n_layer": _int(1, 64),
     "sweeps.architecture.cells.*.families": Spec(str),
     "sweeps.architecture.cells.*.profiles": Spec(str),
-    # Experiments 2 and 3 on the cellular automata: state size, with and without the bias.
+    # Claims 4, 5 on the cellular automata: state size, with and without the bias.
     "sweeps.ca_state_size.state_sizes": Spec(str),
     "sweeps.ca_state_size.strengths": Spec(str),
     "sweeps.ca_state_size.batch_tokens": _int(1, 100_000_000),
@@ -165,7 +165,7 @@ SCHEMA: dict[str, Spec] = {
     "sweeps.ca_state_size.steps": _int(1, 10_000_000),
     "sweeps.ca_state_size.eval_every": _int(1, 10_000_000),
     "sweeps.ca_state_size.eval_sequences": _int(1, 1_000_000),
-    # Experiments 4 and 5 on the cellular automata.
+    # Claims 6, 7 on the cellular automata.
     "sweeps.ca_architecture.state_size": _int(1, 4096),
     "sweeps.ca_architecture.mlp_ratio": _int(0, 64),
     "sweeps.ca_architecture.n_seeds": _int(1, 4096),
@@ -199,7 +199,7 @@ SCHEMA: dict[str, Spec] = {
         "n_seeds": _int(1, 4096), "steps": _int(1, 10_000_000), "eval_every": _int(1, 10_000_000),
         "eval_sequences": _int(1, 1_000_000)}.items()},
     "sweeps.mixers.linear_map.batch_size": _int(1, 1_000_000),
-    # Experiment 3: attention-bias intervention on the linear map.
+    # Claim 5: attention-bias intervention on the linear map.
     "interventions.attention_bias.state_size": _int(1, 4096),
     "interventions.attention_bias.sparsity": _int(1, 4096),
     "interventions.attention_bias.strengths": Spec(str),
@@ -208,7 +208,7 @@ SCHEMA: dict[str, Spec] = {
     "interventions.attention_bias.batch_size": _int(1, 1_000_000),
     "interventions.attention_bias.eval_every": _int(1, 10_000_000),
     "interventions.attention_bias.eval_sequences": _int(1, 1_000_000),
-    # Issue 4: small language models on the generated corpus, probes, patching.
+    # Claims 1-3, 9: small language models on the generated corpus, probes, patching.
     "language_model.corpus.corpus_seed": _int(0, 2**31 - 1),
     "language_model.corpus.holdout_mod": _int(2, 1_000_000),
     "language_model.corpus.n_random": _int(4, 100_000),

@@ -32,13 +32,13 @@ def weighted_mean_loss(token_log_probs: torch.Tensor, weights: torch.Tensor) -> 
     return -(token_log_probs * w).sum((-1, -2)) / (w.sum() * token_log_probs.shape[-2])
 
 
-def bit_predictions(logits: torch.Tensor, tokens: torch.Tensor, prediction_positions: torch.Tensor,
-                    n_bit_tokens: int = 2) -> dict[str, torch.Tensor]:
-    """Per output bit, on each sequence: log p(correct), p(correct) and greedy correctness.
+def output_predictions(logits: torch.Tensor, tokens: torch.Tensor, prediction_positions: torch.Tensor,
+                       n_output_tokens: int = 2) -> dict[str, torch.Tensor]:
+    """Per output position, on each sequence: log p(correct), p(correct) and greedy correctness.
 
-    Only the two bit tokens compete (a separator token's logit is ignored for bits).
-    logits [..., T, V], tokens [..., T]; returns tensors [..., n_bits]."""
-    pred_logits = logits[..., prediction_positions, :n_bit_tokens].log_softmax(-1)
+    Only the first `n_output_tokens` tokens compete (the linear map's two bits: a separator
+    token's logit is ignored). logits [..., T, V], tokens [..., T]; returns tensors [..., n_positions]."""
+    pred_logits = logits[..., prediction_positions, :n_output_tokens].log_softmax(-1)
     target = tokens[..., prediction_positions + 1]
     logp = pred_logits.gather(-1, target.unsqueeze(-1)).squeeze(-1)
     correct = pred_logits.argmax(-1) == target

@@ -119,8 +119,8 @@ class Recorder:
             "accuracy": nan(n_seeds, n_eval),
             "exact_match": nan(n_seeds, n_eval),
             "p_correct": nan(n_seeds, n_eval),
-            "bit_loss": nan(n_seeds, n_eval, S),
-            "bit_accuracy": nan(n_seeds, n_eval, S),
+            "unit_loss": nan(n_seeds, n_eval, S),
+            "unit_accuracy": nan(n_seeds, n_eval, S),
             "attention_entropy": nan(n_seeds, n_eval, L, H, S),
             "parent_mass": nan(n_seeds, n_eval, L, H, S),
             "attention_map": nan(n_seeds, n_ckpt, L, H, min(T, MAX_MAP_LEN), min(T, MAX_MAP_LEN)),
@@ -179,17 +179,17 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
         logits = model(tokens, hooks)
         logp = metrics.next_token_log_probs(logits, tokens)           # [E, n, T-1]
         add("loss", metrics.weighted_mean_loss(logp, task.loss_weights) * n)
-        bits = metrics.bit_predictions(logits, tokens, pred, task.n_output_tokens)  # [E, n, G*K]
-        add("bit_loss", -per_unit(bits["log_p"]).sum(1))
-        add("bit_accuracy", per_unit(bits["correct"].float()).sum(1))
-        add("exact_match", bits["correct"].all(-1).float().sum(1))
-        add("p_correct", bits["p"].mean(-1).sum(1))
+        outputs = metrics.output_predictions(logits, tokens, pred, task.n_output_tokens)  # [E, n, G*K]
+        add("unit_loss", -per_unit(outputs["log_p"]).sum(1))
+        add("unit_accuracy", per_unit(outputs["correct"].float()).sum(1))
+        add("exact_match", outputs["correct"].all(-1).float().sum(1))
+        add("p_correct", outputs["p"].mean(-1).sum(1))
         for name, layers in per_layer.items():
             if layers:
                 add(name, torch.stack(layers, dim=1))                     # [E, L, H, ...]
     out = {k: (v / n_total).cpu().numpy() for k, v in sums.items()}
-    out["output_loss"] = out["bit_loss"].mean(-1)
-    out["accuracy"] = out["bit_accuracy"].mean(-1)
+    out["output_loss"] = out["unit_loss"].mean(-1)
+    out["accuracy"] = out["unit_accuracy"].mean(-1)
     return out
 
 

@@ -81,7 +81,7 @@ def test_analysis_uses_the_tasks_chance_level():
 
     steps = np.array([0, 10, 20, 30])
     acc = np.array([[0.25, 0.25, 0.7, 1.0]])  # from chance (1/4) to perfect
-    ds = xr.Dataset({"accuracy": (("seed", "step"), acc), "bit_accuracy": (("seed", "step", "cell"), acc[..., None]),
+    ds = xr.Dataset({"accuracy": (("seed", "step"), acc), "unit_accuracy": (("seed", "step", "cell"), acc[..., None]),
                      "parent_mass": (("seed", "step", "layer", "head", "cell"), np.zeros((1, 4, 1, 1, 1))),
                      "attention_entropy": (("seed", "step", "layer", "head", "cell"), np.zeros((1, 4, 1, 1, 1))),
                      **{v: (("seed", "step"), acc) for v in ("loss", "output_loss", "exact_match", "p_correct")},
@@ -92,4 +92,4 @@ def test_analysis_uses_the_tasks_chance_level():
                        "smoothing_window": 1})
     # progress (acc - 1/4) / (3/4) crosses 0.5 at acc = 0.625: 15/45 of the way from step 10 to 20
     assert out["emergence_step"].values[0] == pytest.approx(10 + 10 * (0.625 - 0.25) / 0.45)
-    assert out["bit_emergence_step"].dims == ("seed", "cell")
+    assert out["unit_emergence_step"].dims == ("seed", "cell")

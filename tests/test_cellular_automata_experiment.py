@@ -31,7 +31,7 @@ def test_training_records_per_cell_metrics_and_bias_works(tmp_path):
     write_netcdf(exp.build_task(SECTION["task"]), tmp_path / "task.nc")
     plain = run_training(exp, SECTION, tmp_path / "task.nc", tmp_path / "a.nc", None,
                              tmp_path / "scratch")
-    assert plain["bit_accuracy"].dims == ("seed", "step", "cell") and plain.sizes["cell"] == 5
+    assert plain["unit_accuracy"].dims == ("seed", "step", "cell") and plain.sizes["cell"] == 5
     assert plain["parent_mass"].isel(step=0).values.max() < 0.9
     biased = dict(SECTION, bias=dict(SECTION["bias"], strength=30.0))
     on = run_training(exp, biased, tmp_path / "task.nc", tmp_path / "b.nc", None,

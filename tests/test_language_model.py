@@ -22,7 +22,7 @@ def test_training_writes_results_and_pythia_like_checkpoints(trained):
     params, root, ds = trained
     steps = sorted(int(p.stem[4:]) for p in (root / "models" / "tiny" / "checkpoints").glob("step*.pt"))
     assert steps == [0, 1, 2, 4, 8, 16]
-    assert ds["bit_accuracy"].dims == ("seed", "step", "position") and ds.attrs["size"] == "tiny"
+    assert ds["unit_accuracy"].dims == ("seed", "step", "position") and ds.attrs["size"] == "tiny"
 
 
 def test_probes_and_brackets_agree_with_a_dense_scan(trained):

@@ -29,7 +29,7 @@ def test_bit_predictions_ignore_separator_logit():
     # T=4 with a separator token (id 2) that has the largest logit everywhere
     logits = torch.tensor([[[0.0, 0.0, 9.0], [2.0, 0.0, 9.0], [0.0, 2.0, 9.0], [0.0, 0.0, 9.0]]])
     tokens = torch.tensor([[1, 2, 0, 0]])
-    out = metrics.bit_predictions(logits, tokens, torch.tensor([1, 2]))
+    out = metrics.output_predictions(logits, tokens, torch.tensor([1, 2]))
     assert out["correct"].tolist() == [[True, False]]
     p0 = math.exp(2) / (math.exp(2) + 1)
     torch.testing.assert_close(out["p"], torch.tensor([[p0, 1 - p0]]))

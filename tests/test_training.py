@@ -47,7 +47,7 @@ def test_results_have_named_dims_and_config(tmp_path, smoke_params):
     ds = run(smoke_params, tmp_path)
     on_disk = read_netcdf(tmp_path / "train.nc")
     assert np.isfinite(on_disk["attention_map"].values).all()  # every checkpoint has its map
-    assert on_disk["bit_loss"].dims == ("seed", "step", "bit")
+    assert on_disk["unit_loss"].dims == ("seed", "step", "bit")
     assert on_disk["attention_entropy"].dims == ("seed", "step", "layer", "head", "bit")
     assert on_disk["seed"].values.tolist() == [0, 1, 2]
     assert "config" in on_disk.attrs and "code_version" in on_disk.attrs
@@ -97,7 +97,7 @@ def test_analysis_of_a_run(tmp_path, smoke_params):
     res = run(smoke_params, tmp_path)
     ana = analyse(res, load_params(profile="smoke")["linear_map"]["analysis"])
     assert ana["emergence_step"].dims == ("seed",)
-    assert ana["bit_emergence_step"].dims == ("seed", "bit")
+    assert ana["unit_emergence_step"].dims == ("seed", "bit")
     m = summary_metrics(ana)
     assert m["n_seeds"] == 3 and 0 <= m["fraction_solved"] <= 1
 

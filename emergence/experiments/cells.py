@@ -119,7 +119,8 @@ def write_sweep(files: list[SweepFile], out_dir: Path, scratch: Path) -> list[st
 def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) -> xr.Dataset:
     """Cells of one shape stacked along a new leading dimension, with each cell's config kept."""
     configs = [json.loads(c.attrs["config"]) for c in cells]
-    keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "chance_loss", "eval_sequences")}
+    keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "schema_version", "chance_loss",
+                                           "eval_sequences")}
     keep.update({k: cells[0].attrs[k] for k in ("chance_accuracy",) if k in cells[0].attrs})
     ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(values, dims=dim, name=dim),
                    coords="minimal", compat="override", join="exact")

@@ -1,7 +1,7 @@
 """Run statistics: emergence per seed and per (seed, output unit) of any training run, with censoring.
 
 Works on any results Dataset from experiments/runner.py: the output units are the linear
-map's bits or the cellular automaton's cells (the dimension of `bit_accuracy` besides seed
+map's bits or the cellular automaton's cells (the dimension of `unit_accuracy` besides seed
 and step), and chance accuracy comes from the `chance_accuracy` attribute (0.5 if absent).
 Only numpy/xarray here, so the analysis stage does not depend on the training code.
 """
@@ -16,26 +16,26 @@ from emergence import analysis as an
 
 
 def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
-    """Per-seed and per-(seed, bit) emergence statistics, with censoring, from training results."""
+    """Per-seed and per-(seed, unit) emergence statistics, with censoring, from training results."""
     steps = results["step"].values
     thresholds = dict(plateau=analysis["plateau_threshold"], emergence=analysis["emergence_threshold"],
                       solved=analysis["solved_threshold"], smoothing_window=analysis["smoothing_window"])
-    unit = next(d for d in results["bit_accuracy"].dims if d not in ("seed", "step"))
+    unit = next(d for d in results["unit_accuracy"].dims if d not in ("seed", "step"))
     chance = float(results.attrs.get("chance_accuracy", 0.5))
-    seeds, bits = results["seed"].values, results[unit].values
+    seeds, units = results["seed"].values, results[unit].values
     L, H = results.sizes["layer"], results.sizes["head"]
-    n_seed, n_bit = len(seeds), len(bits)
+    n_seed, n_unit = len(seeds), len(units)
 
     per_seed = {k: np.full(n_seed, np.nan) for k in (
         "plateau_end_step", "emergence_step", "solved_step", "transition_width", "final_loss", "final_output_loss",
         "final_accuracy", "final_exact_match", "final_p_correct")}
     per_seed_flags = {k: np.zeros(n_seed, dtype=np.int8) for k in ("plateau_end_censored", "emergence_censored",
                                                                     "solved_censored")}
-    per_bit = {k: np.full((n_seed, n_bit), np.nan) for k in (
-        "bit_plateau_end_step", "bit_emergence_step", "bit_solved_step", "bit_transition_width",
+    per_unit = {k: np.full((n_seed, n_unit), np.nan) for k in (
+        "unit_plateau_end_step", "unit_emergence_step", "unit_solved_step", "unit_transition_width",
         "head_parent_mass_rise", "entropy_drop_step", "entropy_before", "entropy_after")}
-    bit_censored = np.zeros((n_seed, n_bit), dtype=np.int8)
-    responsible = np.full((n_seed, n_bit), -1, dtype=np.int64)
+    unit_censored = np.zeros((n_seed, n_unit), dtype=np.int8)
+    responsible = np.full((n_seed, n_unit), -1, dtype=np.int64)
 
     for k in range(n_seed):
         acc = results["accuracy"].values[k]
@@ -49,16 +49,16 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
                           ("final_exact_match", "exact_match"), ("final_p_correct", "p_correct")):
             per_seed[name][k] = results[var].values[k, last]
 
-        for i in range(n_bit):
-            b = an.emergence_of(steps, an.progress_from_accuracy(results["bit_accuracy"].values[k, :, i], chance), **thresholds)
-            per_bit["bit_plateau_end_step"][k, i] = b.plateau_end.step
-            per_bit["bit_emergence_step"][k, i] = b.emergence.step
-            per_bit["bit_solved_step"][k, i] = b.solved.step
-            per_bit["bit_transition_width"][k, i] = b.transition_width
-            bit_censored[k, i] = b.emergence.censored
+        for i in range(n_unit):
+            b = an.emergence_of(steps, an.progress_from_accuracy(results["unit_accuracy"].values[k, :, i], chance), **thresholds)
+            per_unit["unit_plateau_end_step"][k, i] = b.plateau_end.step
+            per_unit["unit_emergence_step"][k, i] = b.emergence.step
+            per_unit["unit_solved_step"][k, i] = b.solved.step
+            per_unit["unit_transition_width"][k, i] = b.transition_width
+            unit_censored[k, i] = b.emergence.censored
             if b.emergence.censored:
                 continue
-            # Which head learned row i: the largest rise in parent mass across the bit's jump.
+            # Which head learned unit i (row i of A on the linear map): the largest rise in parent mass across the unit's jump.
             before = np.searchsorted(steps, b.plateau_end.step, side="right") - 1
             after = min(len(steps) - 1, int(np.searchsorted(steps, b.solved.step if not b.solved.censored
                                                             else steps[-1], side="left")))
@@ -66,22 +66,22 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
             pm = results["parent_mass"].values[k, :, :, :, i].reshape(len(steps), L * H)
             flat, rise = an.responsible_head(pm[after], pm[before])
             responsible[k, i] = flat
-            per_bit["head_parent_mass_rise"][k, i] = rise
+            per_unit["head_parent_mass_rise"][k, i] = rise
             ent = results["attention_entropy"].values[k, :, flat // H, flat % H, i]
-            per_bit["entropy_drop_step"][k, i] = an.steepest_drop_step(steps, ent)
-            per_bit["entropy_before"][k, i] = ent[before]
-            per_bit["entropy_after"][k, i] = ent[after]
+            per_unit["entropy_drop_step"][k, i] = an.steepest_drop_step(steps, ent)
+            per_unit["entropy_before"][k, i] = ent[before]
+            per_unit["entropy_after"][k, i] = ent[after]
 
     data_vars = {name: (("seed",), v) for name, v in {**per_seed, **per_seed_flags}.items()}
-    data_vars.update({name: (("seed", unit), v) for name, v in per_bit.items()})
-    data_vars["bit_emergence_censored"] = (("seed", unit), bit_censored)
+    data_vars.update({name: (("seed", unit), v) for name, v in per_unit.items()})
+    data_vars["unit_emergence_censored"] = (("seed", unit), unit_censored)
     data_vars["responsible_layer"] = (("seed", unit), np.where(responsible >= 0, responsible // H, -1))
     data_vars["responsible_head"] = (("seed", unit), np.where(responsible >= 0, responsible % H, -1))
     data_vars["diverged_step"] = (("seed",), results["diverged_step"].values)
     attrs = dict(results.attrs)
     attrs["analysis"] = json.dumps(analysis, sort_keys=True)
     attrs["budget_step"] = int(steps[-1])
-    return xr.Dataset(data_vars, coords={"seed": seeds, unit: bits}, attrs=attrs)
+    return xr.Dataset(data_vars, coords={"seed": seeds, unit: units}, attrs=attrs)
 
 
 def summary_metrics(analysed: xr.Dataset) -> dict:
@@ -91,7 +91,7 @@ def summary_metrics(analysed: xr.Dataset) -> dict:
     med = an.km_median(t, c)
     solved = int((analysed["solved_censored"].values == 0).sum())
     lo, hi = an.bootstrap_km_median(t, c, n_boot=500)
-    width = analysed["bit_transition_width"].values
+    width = analysed["unit_transition_width"].values
     finite = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
     return {
         "n_seeds": n,
@@ -100,7 +100,7 @@ def summary_metrics(analysed: xr.Dataset) -> dict:
         "emergence_step_median_ci90": [finite(lo), finite(hi)],
         "emergence_step_min": finite(np.min(t[~c])) if (~c).any() else None,
         "emergence_step_max": finite(np.max(t[~c])) if (~c).any() else None,
-        "bit_transition_width_median": finite(np.nanmedian(width)) if np.isfinite(width).any() else None,
+        "unit_transition_width_median": finite(np.nanmedian(width)) if np.isfinite(width).any() else None,
         "final_loss_mean": finite(np.nanmean(analysed["final_loss"].values)),
         "final_accuracy_mean": finite(np.nanmean(analysed["final_accuracy"].values)),
         "n_diverged": int((analysed["diverged_step"].values >= 0).sum()),

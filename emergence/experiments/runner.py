@@ -34,6 +34,9 @@ from emergence.model import ModelConfig
 from emergence.train import Task, merge_checkpoints, resolve_device, schedules, train_group
 
 SECTION_KEYS = ("task", "model", "train", "bias")
+# Version of the results layout (data/SCHEMA.md). 2: per-unit variables are unit_* (they were
+# bit_*, which also held the automata's cells and the language models' positions).
+SCHEMA_VERSION = 2
 
 
 def training_code_version(module: str) -> str:
@@ -81,7 +84,7 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
                      extra_attrs: dict | None = None) -> xr.Dataset:
     """The results Dataset with named dimensions; `unit_text` describes one output unit for long_names."""
     steps, ckpts = schedules(train)
-    n_units, T = arrays["bit_loss"].shape[-1], arrays["attention_map"].shape[-1]
+    n_units, T = arrays["unit_loss"].shape[-1], arrays["attention_map"].shape[-1]
     per_eval = ("seed", "step")
     heads = ("seed", "step", "layer", "head", unit_dim)
     data_vars = {
@@ -90,8 +93,8 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
         "accuracy": (per_eval, arrays["accuracy"], {"long_name": "mean greedy accuracy on the outputs"}),
         "exact_match": (per_eval, arrays["exact_match"], {"long_name": "fraction of sequences with every output right"}),
         "p_correct": (per_eval, arrays["p_correct"], {"long_name": "mean probability of the correct output token"}),
-        "bit_loss": (per_eval + (unit_dim,), arrays["bit_loss"], {"long_name": f"loss on {unit_text}"}),
-        "bit_accuracy": (per_eval + (unit_dim,), arrays["bit_accuracy"], {"long_name": f"greedy accuracy on {unit_text}"}),
+        "unit_loss": (per_eval + (unit_dim,), arrays["unit_loss"], {"long_name": f"loss on {unit_text}"}),
+        "unit_accuracy": (per_eval + (unit_dim,), arrays["unit_accuracy"], {"long_name": f"greedy accuracy on {unit_text}"}),
         "attention_entropy": (heads, arrays["attention_entropy"],
                               {"long_name": f"entropy (nats) of the attention rows predicting {unit_text}"}),
         "parent_mass": (heads, arrays["parent_mass"],
@@ -108,7 +111,7 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
               "key": np.arange(T), **(extra_coords or {})}
     attrs = {"experiment": experiment, "config": json.dumps(run_config, sort_keys=True),
              "model_config": json.dumps(cfg.to_dict(), sort_keys=True), "code_version": code,
-             "torch_version": torch.__version__, **(extra_attrs or {})}
+             "torch_version": torch.__version__, "schema_version": SCHEMA_VERSION, **(extra_attrs or {})}
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
 

@@ -227,10 +227,10 @@ bit_colors = sns.color_palette("viridis", S)
 for j in range(n_bit_panels):
     ax = axes[0, j]
     for i in range(S):
-        y = res["bit_loss"].values[j, :, i]
+        y = res["unit_loss"].values[j, :, i]
         ax.plot(steps, y, color=bit_colors[i], lw=1)
-        if not ana["bit_emergence_censored"].values[j, i]:
-            t = ana["bit_emergence_step"].values[j, i]
+        if not ana["unit_emergence_censored"].values[j, i]:
+            t = ana["unit_emergence_step"].values[j, i]
             ax.plot(t, np.interp(t, steps, y), "o", color=bit_colors[i], ms=3)
     ax.set_title(f"seed {seeds[j]}", fontsize=9)
     ax.set_xlabel("step")
@@ -238,9 +238,9 @@ axes[0, 0].set_ylabel("loss on bit i (nats)")
 fig.tight_layout()
 
 # %%
-bit_t = ana["bit_emergence_step"].values
-bit_c = ana["bit_emergence_censored"].values.astype(bool)
-bit_w = ana["bit_transition_width"].values
+bit_t = ana["unit_emergence_step"].values
+bit_c = ana["unit_emergence_censored"].values.astype(bool)
+bit_w = ana["unit_transition_width"].values
 spread = np.array([np.ptp(bit_t[k][~bit_c[k]]) if (~bit_c[k]).sum() > 1 else np.nan for k in range(n_seeds)])
 drop = ana["entropy_drop_step"].values
 lag = drop - bit_t
