@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy.stats import norm
 
 
 def progress_from_accuracy(accuracy: np.ndarray, chance: float = 0.5) -> np.ndarray:
@@ -119,8 +120,6 @@ def bootstrap_km_median(times: np.ndarray, censored: np.ndarray, n_boot: int = 2
 
 def wilson_interval(successes: int, n: int, level: float = 0.9) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion."""
-    from scipy.stats import norm
-
     if n == 0:
         return (0.0, 1.0)
     z = float(norm.ppf((1 + level) / 2))
@@ -157,8 +156,6 @@ def logrank_test(times_a: np.ndarray, censored_a: np.ndarray, times_b: np.ndarra
 
     Returns (z, one-sided p). z > 0 when a has more events than expected under equal hazards.
     No events at all gives (0, 1)."""
-    from scipy.stats import norm
-
     t = np.concatenate([np.asarray(times_a, float), np.asarray(times_b, float)])
     c = np.concatenate([np.asarray(censored_a, bool), np.asarray(censored_b, bool)])
     in_a = np.concatenate([np.ones(len(times_a), bool), np.zeros(len(times_b), bool)])
@@ -179,8 +176,6 @@ def logrank_test(times_a: np.ndarray, censored_a: np.ndarray, times_b: np.ndarra
 
 def pooled_z(zs: list[float]) -> tuple[float, float]:
     """Stouffer's pooled z of independent one-sided tests (strata) and its one-sided p."""
-    from scipy.stats import norm
-
     if not zs:
         return 0.0, 1.0
     z = float(np.sum(zs) / np.sqrt(len(zs)))

@@ -28,7 +28,11 @@ import torch
 
 from emergence.allocator import keep_freed_memory
 from emergence.config import load_params
+from emergence.experiments.cells import task_module
+from emergence.experiments.mixer_comparison import cell_config, settings
 from emergence.io import write_json
+from emergence.model import SeedTransformer
+from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step, training_forward
 
 
 def matmul_ceiling(threads: int, n: int = 2048, seconds: float = 2.0) -> float:
@@ -47,13 +51,9 @@ def matmul_ceiling(threads: int, n: int = 2048, seconds: float = 2.0) -> float:
 
 def _measure(args: tuple) -> dict:
     config_name, task_name, section, n_group, threads, seconds, device = args
-    from emergence.experiments.cells import experiment_module
-    from emergence.model import SeedTransformer
-    from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step, training_forward
-
     keep_freed_memory()
     torch.set_num_threads(threads)
-    module = experiment_module(task_name)
+    module = task_module(task_name)
     train = section["train"]
     task = module.task_tensors(module.build_task(section["task"]), section["task"]).to(torch.device(device))
     cfg = module.model_config(section["model"], module.layout_of(section["task"]))
@@ -94,8 +94,6 @@ def configurations(compile_mode: str = "none") -> dict[str, tuple[str, dict]]:
     """name -> (task section, its params): the paper's linear-map setting, this repo's default
     one, the default cellular-automata setting, each also as `<name>+compiled` (train.compile =
     compile_mode) unless that is "none", and every architecture of the mixer comparison."""
-    from emergence.experiments.mixer_comparison import cell_config, settings
-
     paper, default = load_params(profile="paper"), load_params(profile="default")
     out = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
            "cellular_automata": ("cellular_automata", default["cellular_automata"])}

@@ -10,11 +10,14 @@ import copy
 import hashlib
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from emergence.tasks.corpus import PROBES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("default", "smoke", "paper")
@@ -381,8 +384,6 @@ def _check_interventions(p: dict) -> None:
 
 
 def _check_language_model(p: dict) -> None:
-    from emergence.tasks.corpus import PROBES
-
     lm = p["language_model"]
     kinds = lm["probes"]["kinds"].split()
     bad = [k for k in kinds if k not in PROBES]
@@ -596,8 +597,6 @@ def set_profile(name: str, root: Path | str = REPO_ROOT) -> None:
 
 
 if __name__ == "__main__":  # python -m emergence.config [set-profile NAME | check]
-    import sys
-
     try:
         if len(sys.argv) == 3 and sys.argv[1] == "set-profile":
             set_profile(sys.argv[2])

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import subprocess
 from importlib import metadata
 from pathlib import Path
+
+import torch
 
 import emergence
 from emergence.config import REPO_ROOT
@@ -62,10 +65,6 @@ def package_versions() -> dict[str, str]:
 
 
 def hardware() -> dict:
-    import os
-
-    import torch
-
     info = {"machine": platform.machine(), "processor": platform.processor() or "unknown",
             "cpu_count": os.cpu_count(), "python": platform.python_version(),
             "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available()}

@@ -17,9 +17,14 @@ import contextvars
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
 import torch
+import xarray as xr
 
-from emergence.hooks import Hook, pattern_name, scores_name
+from emergence import patching as pt
+from emergence.analysis import bracket_emergence
+from emergence.config import int_list
+from emergence.hooks import Hook, apply_hook, pattern_name, scores_name
 
 ATTENTION_NAME = "emergence_hooked"
 _ACTIVE_HOOKS: contextvars.ContextVar[Mapping[str, Hook] | None] = contextvars.ContextVar("hooks", default=None)
@@ -29,11 +34,8 @@ PYTHIA_STEPS = [0] + [2**i for i in range(10)] + list(range(1000, 143001, 1000))
 
 
 def _apply(hooks, name: str, x: torch.Tensor) -> torch.Tensor:
-    if hooks and name in hooks:
-        out = hooks[name](x.unsqueeze(0), name)  # hooks see a leading seed axis of 1
-        if out is not None:
-            return out.squeeze(0)
-    return x
+    """The project's hook helper, with the leading seed axis (of 1) that hooks expect."""
+    return apply_hook(hooks, name, x.unsqueeze(0)).squeeze(0)
 
 
 def hooked_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
@@ -55,6 +57,7 @@ def hooked_attention(module, query, key, value, attention_mask, scaling, dropout
 
 
 def _register() -> None:
+    # transformers loads only where the hub path runs (the pythia stage is off by default).
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
@@ -119,8 +122,6 @@ def load_checkpoint(source: str, step: int | None, seed: int = 0, device: str = 
 def text_probes(kind: str, n: int, seed: int = 0) -> list[tuple[str, str]]:
     """(prompt, answer) text pairs for Pythia: the paper's digit-string repetition ("0 7 3 1 2 0 2
     3 0 7 3 1 2 0 2" -> " 3") and in-context repetition of random words."""
-    import numpy as np
-
     rng = np.random.default_rng([seed, {"digits": 0, "words": 1}[kind]])
     out = []
     for _ in range(n):
@@ -149,14 +150,12 @@ def encode_probes(tokenizer, pairs: list[tuple[str, str]]) -> dict[int, tuple[to
 
 def probe_accuracy(model: HookedNeoX, encoded: dict[int, tuple[torch.Tensor, torch.Tensor]]) -> tuple[float, float]:
     """(greedy accuracy, mean p(correct)) over every probe group."""
-    from emergence.patching import answer_probability
-
     hits, probs, n = 0.0, 0.0, 0
     for L, (prompts, answers) in encoded.items():
         logits = model(prompts.unsqueeze(0))
         pos = torch.full((len(answers),), L - 1)
         hits += float((logits[0, torch.arange(len(answers)), pos].argmax(-1) == answers).sum())
-        probs += float(answer_probability(logits, pos, answers).sum())
+        probs += float(pt.answer_probability(logits, pos, answers).sum())
         n += len(answers)
     return hits / max(n, 1), probs / max(n, 1)
 
@@ -173,13 +172,6 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
     (each evaluation loads one checkpoint), then head-level patching across the bracket.
     Returns an xarray Dataset over (size, seed). `loader(source, step, seed, device)` and
     `tokenizer_loader(source)` default to the hub; tests pass local ones."""
-    import numpy as np
-    import xarray as xr
-
-    from emergence import patching as pt
-    from emergence.analysis import bracket_emergence
-    from emergence.config import int_list
-
     sizes, seeds = pythia["sizes"].split(), int_list(pythia["seeds"])
     steps = [s for s in PYTHIA_STEPS if s <= pythia["max_step"]]
     ks = int_list(pythia["top_k"])

@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 
 import nbformat
+import pypandoc
+import typst
 
 from emergence.io import atomic_path
 
@@ -67,8 +69,6 @@ def notebook_to_markdown(nb_path: Path, asset_dir: Path, asset_prefix: str) -> t
 
 
 def _pandoc(markdown: str, to: str, out: Path, resource_dir: Path, title: str, extra: list[str]) -> None:
-    import pypandoc
-
     args = ["--standalone", f"--resource-path={resource_dir}", "--metadata", f"title={title}", *extra]
     with atomic_path(out, out.suffix) as tmp:
         pypandoc.convert_text(markdown, to, format="markdown", outputfile=str(tmp), extra_args=args)
@@ -80,8 +80,6 @@ def html_page(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
 
 
 def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
-    import typst
-
     typ = resource_dir / "report.typ"
     _pandoc(markdown, "typst", typ, resource_dir, title, ["--toc", f"--include-in-header={TYPST_HEADER}"])
     with atomic_path(out, ".pdf") as tmp:
