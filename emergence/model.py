@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Mapping
+from typing import Literal, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +33,22 @@ from emergence.hooks import Hook
 from emergence.hooks import apply_hook as _apply
 from emergence.layers import SeedLayerNorm, SeedLinear
 from emergence.mixers import MIXER_CLASSES
+from emergence.schema import ConfigError, number
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelArgs:
+    """A task section's `model` parameters (the vocabulary and length come from the task)."""
+    n_layer: int = number(1, 64)
+    d_model: int = number(1, 8192)
+    n_head: int = number(1, 1024)
+    d_mlp: int = number(0, 65536)
+    norm: Literal["pre", "none"] = "pre"
+    positional: Literal["learned"] = "learned"
+
+    def check(self, key: str) -> None:
+        if self.d_model % self.n_head:
+            raise ConfigError(f"{key}.n_head: must divide {key}.d_model ({self.d_model}), got {self.n_head}")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Literal, Mapping
 
 import numpy as np
 import torch
@@ -23,8 +23,23 @@ import xarray as xr
 
 from emergence import patching as pt
 from emergence.analysis import bracket_emergence
-from emergence.config import int_list
 from emergence.hooks import Hook, apply_hook, pattern_name, scores_name
+from emergence.schema import number
+
+@dataclass(frozen=True, kw_only=True)
+class PythiaArgs:
+    """The `pythia` section (hub downloads; off unless `enabled`)."""
+    enabled: bool
+    sizes: list[Literal["14m", "31m", "70m", "160m", "410m", "1b", "1.4b", "2.8b", "6.9b", "12b"]]
+    seeds: list[int] = number(0, 9)              # PolyPythia: 0 = the original, 1-9 = -seed{k}
+    max_step: int = number(0, 143000)
+    capability: Literal["digits", "words"] = "digits"
+    n_prompts: int = number(1, 100_000)
+    solved_accuracy: float = number(0.0, 1.0)
+    top_k: list[int] = number(1, None)
+    stage: Literal["pattern", "scores"] = "pattern"
+    device: Literal["cpu", "cuda"] = "cuda"
+
 
 ATTENTION_NAME = "emergence_hooked"
 _ACTIVE_HOOKS: contextvars.ContextVar[Mapping[str, Hook] | None] = contextvars.ContextVar("hooks", default=None)
@@ -172,9 +187,9 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
     (each evaluation loads one checkpoint), then head-level patching across the bracket.
     Returns an xarray Dataset over (size, seed). `loader(source, step, seed, device)` and
     `tokenizer_loader(source)` default to the hub; tests pass local ones."""
-    sizes, seeds = pythia["sizes"].split(), int_list(pythia["seeds"])
+    sizes, seeds = pythia["sizes"], pythia["seeds"]
     steps = [s for s in PYTHIA_STEPS if s <= pythia["max_step"]]
-    ks = int_list(pythia["top_k"])
+    ks = pythia["top_k"]
     shape = (len(sizes), len(seeds))
     out = {name: np.full(shape, -1, dtype=np.int64) for name in ("old_step", "new_step", "evaluations")}
     out["censored"] = np.zeros(shape, dtype=np.int8)

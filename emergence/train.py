@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Literal, Mapping
 
 import numpy as np
 import torch
@@ -20,6 +20,7 @@ from emergence import metrics
 from emergence.hooks import Hook, compose, pattern_name
 from emergence.io import atomic_dir, torch_load, torch_save
 from emergence.model import ModelConfig, SeedTransformer
+from emergence.schema import ConfigError, number
 
 # Evaluation sequences per forward pass: at most 128, fewer for long sequences so one layer's
 # attention patterns (seeds x sequences x heads x T x T) stay under this many elements.
@@ -34,6 +35,39 @@ FAULT_ENV = "EMERGENCE_FAULT_AFTER_STEP"
 
 class InjectedFault(RuntimeError):
     pass
+
+
+COMPILE_MODES = ("none", "default", "max-autotune-no-cudagraphs")
+CompileMode = Literal["none", "default", "max-autotune-no-cudagraphs"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainArgs:
+    """A `train` section: seeds, optimiser, budget, schedules (see params.yaml for each)."""
+    n_seeds: int = number(1, 4096)
+    first_seed: int = number(0, 2**31 - 1)
+    seeds_per_group: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    batch_size: int = number(1, 1_000_000)
+    lr: float = number(0.0, 10.0)
+    beta1: float = number(0.0, 1.0)
+    beta2: float = number(0.0, 1.0)
+    weight_decay: float = number(0.0, 10.0)
+    warmup_steps: int = number(0, 10_000_000)
+    grad_clip: float = number(0.0, 1e6)
+    eval_every: int = number(1, 10_000_000)
+    checkpoint_log_until: int = number(0, 10_000_000)
+    checkpoint_every: int = number(1, 10_000_000)
+    resume_every: int = number(1, 10_000_000)
+    divergence_loss: float = number(0.0, None)
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    threads: int = number(0, 1024)
+    compile: CompileMode = "none"
+
+    def check(self, key: str) -> None:
+        if self.seeds_per_group > self.n_seeds:
+            raise ConfigError(f"{key}.seeds_per_group: must be <= {key}.n_seeds ({self.n_seeds}), "
+                              f"got {self.seeds_per_group}")
 
 
 def checkpoint_steps(total: int, log_until: int, every: int) -> list[int]:

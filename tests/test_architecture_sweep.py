@@ -9,8 +9,8 @@ def params():
     p = load_params(profile="smoke")
     p["sweeps"]["architecture"].update(steps=8, eval_every=4)
     p["sweeps"]["architecture"]["cells"] = {
-        "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": "heads", "profiles": "smoke"},
-        "H2_dh4_L2": {"n_head": 2, "d_head": 4, "n_layer": 2, "families": "heads+depth", "profiles": "smoke"},
+        "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": ["heads"], "profiles": ["smoke"]},
+        "H2_dh4_L2": {"n_head": 2, "d_head": 4, "n_layer": 2, "families": ["heads", "depth"], "profiles": ["smoke"]},
         "H9_dh9_L9": {"n_head": 9, "d_head": 9, "n_layer": 9, "families": "depth", "profiles": "paper"},
     }
     return p
@@ -33,6 +33,6 @@ def test_run_writes_only_this_profiles_cells_and_summarizes(tmp_path, params):
 
 def test_unknown_family_is_rejected():
     p = load_params()
-    p["sweeps"]["architecture"]["cells"]["H1_dh8_L1"]["families"] = "heads+breadth"
+    p["sweeps"]["architecture"]["cells"]["H1_dh8_L1"]["families"] = ["heads", "breadth"]
     with pytest.raises(ConfigError, match="sweeps.architecture.cells.H1_dh8_L1.families"):
         validate(p)

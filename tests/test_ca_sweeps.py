@@ -9,7 +9,7 @@ from emergence.experiments import ca_state_size_sweep as sweep
 @pytest.fixture
 def params():
     p = load_params(profile="smoke")
-    p["sweeps"]["ca_state_size"].update(steps=8, eval_every=4, state_sizes="3 5", strengths="0 30")
+    p["sweeps"]["ca_state_size"].update(steps=8, eval_every=4, state_sizes=[3, 5], strengths=[0, 30])
     return p
 
 
@@ -40,7 +40,7 @@ def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
         raise AssertionError("a cached cell was retrained")
 
     monkeypatch.setattr(cells, "run_training", boom)
-    params["sweeps"]["ca_state_size"]["state_sizes"] = "5"  # a subset: every cell is cached
+    params["sweeps"]["ca_state_size"]["state_sizes"] = [5]  # a subset: every cell is cached
     sweep.run(params, tmp_path / "b", tmp_path / "scratch")
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["S0005.nc"]
 
@@ -48,17 +48,17 @@ def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
 def test_architecture_sweep_runs_on_the_automata(tmp_path, params):
     params["sweeps"]["ca_architecture"].update(steps=6, eval_every=3)
     params["sweeps"]["ca_architecture"]["cells"] = {
-        "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": "depth", "profiles": "smoke"},
-        "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": "depth", "profiles": "smoke"}}
+        "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": ["depth"], "profiles": ["smoke"]},
+        "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": ["depth"], "profiles": ["smoke"]}}
     assert arch.run(params, tmp_path / "cells", tmp_path / "scratch", "ca_architecture") == ["H1_dh4_L1", "H1_dh4_L2"]
     s = arch.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture")
     assert s.attrs["task"] == "cellular_automata" and s["n_layer"].values.tolist() == [1, 2]
 
 
 @pytest.mark.parametrize("key, value, message", [
-    ("sweeps.ca_state_size.strengths", "3", "must include 0"),
-    ("sweeps.ca_state_size.state_sizes", "8 4", "distinct, increasing"),
-    ("sweeps.ca_state_size.state_sizes", "2 4", "must be >= the window"),
+    ("sweeps.ca_state_size.strengths", [3], "must include 0"),
+    ("sweeps.ca_state_size.state_sizes", [8, 4], "distinct, increasing"),
+    ("sweeps.ca_state_size.state_sizes", [2, 4], "must be >= the window"),
     ("cellular_automata.task.radius", 5, "the window 2r\\+1 must fit"),
     ("cellular_automata.model.n_head", 3, "must divide cellular_automata.model.d_model"),
     ("cellular_automata.task.loss_positions", "output", "one of all, predictable"),

@@ -12,7 +12,7 @@ SECTION = {
               "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "warmup_steps": 0, "grad_clip": 1.0,
               "eval_every": 2, "checkpoint_log_until": 2, "checkpoint_every": 4, "resume_every": 2,
               "divergence_loss": 20.0, "device": "cpu", "threads": 0, "compile": "none"},
-    "bias": {"strength": 0.0, "layers": "all", "heads": "all", "at_eval": True},
+    "bias": {"strength": 0.0, "layers": None, "heads": None, "at_eval": True},
 }
 
 

@@ -12,7 +12,7 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("lm")
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 2, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
-    params["language_model"]["pretraining"]["sizes"] = "tiny"
+    params["language_model"]["pretraining"]["sizes"] = ["tiny"]
     ds = lm.train_size(params, "tiny", root / "models" / "tiny", root / "scratch")
     lm.train_size(params, "tiny", root / "models" / "tiny+dyck", root / "scratch", pretrained=True)
     return params, root, ds

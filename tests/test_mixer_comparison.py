@@ -25,11 +25,11 @@ def test_default_profile_trains_each_reference_cell_once():
     for name, cfg in mc.cells(p):
         if name.startswith("linear_map") and name.endswith("-transformer"):
             s = cfg["linear_map"]["task"]["sparsity"]
-            assert str(s) in lm_row["default"].split(), name
+            assert s in lm_row["default"], name
             assert cfg == sparsity_sweep.cell_config(p, lm_row["state_size"], s)
         elif name.endswith("-transformer"):
             S = cfg["cellular_automata"]["task"]["state_size"]
-            assert str(S) in p["sweeps"]["ca_state_size"]["state_sizes"].split(), name
+            assert S in p["sweeps"]["ca_state_size"]["state_sizes"], name
             assert cfg == ca_state_size_sweep.cell_config(p, S, 0.0)
 
 
@@ -45,7 +45,7 @@ def test_every_cell_is_parameter_matched_and_named():
     mixers = {cfg[mc.settings(p["sweeps"]["mixers"])[0][0]]["model"].get("mixer", "attention")
               for name, cfg in planned if name.startswith("linear_map")}
     assert mixers == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
-    p["sweeps"]["mixers"]["architectures"]["rwkv7"]["profiles"] = "smoke+paper"
+    p["sweeps"]["mixers"]["architectures"]["rwkv7"]["profiles"] = ["smoke", "paper"]
     assert "rwkv7" not in mc.architectures(p)  # `profiles` says where an architecture runs
     smoke = {cfg[next(k for k in cfg if k != "profile")]["model"].get("mixer", "attention")
              for _, cfg in mc.cells(load_params(profile="smoke"))}
@@ -58,7 +58,7 @@ def test_an_architecture_can_train_at_its_own_learning_rate():
     archs["mlp_mixer"]["lr"] = 0.01
     setting = {"state_size": 16, "sparsity": 3}
     assert mc.cell_config(p, "linear_map", setting, archs["mlp_mixer"])["linear_map"]["train"]["lr"] == 0.01
-    assert archs["mamba2"]["lr"] == 0  # 0: the task's rate
+    assert "lr" not in archs["mamba2"]  # unset: the task's rate
     lr = mc.cell_config(p, "linear_map", setting, archs["mamba2"])["linear_map"]["train"]["lr"]
     assert lr == p["linear_map"]["train"]["lr"]
     archs["mlp_mixer"]["lr"] = -1.0
@@ -73,10 +73,17 @@ def test_an_architecture_can_compile_its_training_step_without_touching_shared_c
     train = lambda name: mc.cell_config(p, "linear_map", setting, archs[name])["linear_map"]["train"]
     archs["mamba2"]["compile"] = "default"
     assert train("mamba2")["compile"] == "default"
-    assert archs["transformer"]["compile"] == "task"  # the transformer cells stay the other sweeps' cells
+    assert archs["transformer"].get("compile") is None  # the transformer cells stay the other sweeps' cells
     assert train("transformer")["compile"] == p["linear_map"]["train"]["compile"]
     archs["mamba2"]["compile"] = "fast"
     with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mamba2.compile"):
+        validate(p)
+
+
+def test_a_shape_key_the_mixer_does_not_read_is_an_error():
+    p = load_params()
+    p["sweeps"]["mixers"]["architectures"]["rwkv7"]["d_state"] = 16
+    with pytest.raises(ConfigError, match="architectures.rwkv7.d_state: rwkv7 does not read it"):
         validate(p)
 
 
@@ -119,7 +126,7 @@ def test_unknown_mixer_and_missing_reference_are_rejected():
     with pytest.raises(ConfigError, match="mixer: attention"):
         validate(p)
     p = load_params()
-    p["sweeps"]["mixers"]["architectures"]["mamba2"]["profiles"] = "default+gpu"
+    p["sweeps"]["mixers"]["architectures"]["mamba2"]["profiles"] = ["default", "gpu"]
     with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mamba2.profiles"):
         validate(p)
 

@@ -116,6 +116,54 @@ def test_noop_and_report_only_change(smoke_repo):
         params.write_text(original)
 
 
+def _edit(path: Path, old: str, new: str) -> str:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+    return text
+
+
+def test_lock_holds_no_timings_and_an_inactive_overlay_changes_nothing(smoke_repo):
+    sh(["dvc", "repro"], smoke_repo)  # settle what earlier tests left
+    lock = yaml.safe_load((smoke_repo / "dvc.lock").read_text())
+    outs = [o["path"] for stage in lock["stages"].values() for o in stage.get("outs", [])]
+    assert outs and not any("timings" in o for o in outs)
+    assert (smoke_repo / "data" / "timings" / "linear_map_train.json").is_file()
+    paper = smoke_repo / "profiles" / "paper.yaml"
+    original = _edit(paper, "linear_map:", "linear_map:  # an edit to a profile that is not active")
+    try:
+        assert "up to date" in sh(["dvc", "status"], smoke_repo).stdout
+    finally:
+        paper.write_text(original)
+
+
+def _ran(out) -> set[str]:
+    return set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
+
+
+def test_editing_analysis_or_renderer_retrains_nothing(smoke_repo):
+    """An analysis threshold reruns the analyses and the report, the renderer only the render;
+    no training stage runs (it would print progress bars)."""
+    sh(["dvc", "repro"], smoke_repo)
+    params, render = smoke_repo / "params.yaml", smoke_repo / "emergence" / "render.py"
+    original = _edit(params, "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
+    try:
+        out = sh(["dvc", "repro"], smoke_repo)
+        assert _ran(out) == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
+                             "attention_bias_summary", "sweep_mixers_summary", "report_notebooks",
+                             "report_render"}, _ran(out)
+        assert "train group" not in out.stderr + out.stdout
+    finally:
+        params.write_text(original)
+    sh(["dvc", "repro"], smoke_repo)
+    text = _edit(render, '"""', '"""An edit. ')
+    try:
+        assert _ran(sh(["dvc", "repro"], smoke_repo)) == {"report_render"}
+    finally:
+        render.write_text(text)
+    sh(["dvc", "repro"], smoke_repo)
+
+
 def test_invalid_params_stop_the_pipeline(smoke_repo):
     params = smoke_repo / "params.yaml"
     original = params.read_text()

@@ -13,22 +13,22 @@ def params():
 
 
 def test_profile_subsets():
-    row = {"state_size": 8, "sparsities": "1 2 3 4", "default": "1 4", "smoke": ""}
+    row = {"state_size": 8, "sparsities": [1, 2, 3, 4], "default": [1, 4], "smoke": []}
     assert sweep.cells_for_profile(row, "paper") == [1, 2, 3, 4]
     assert sweep.cells_for_profile(row, "default") == [1, 4]
     assert sweep.cells_for_profile(row, "smoke") == []
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("sparsities", "1 9", "sparsities: each must be in [1, state_size=8]"),
-    ("default", "1 3", "default: must be a subset"),
-    ("smoke", "one", "space-separated integers"),
+    ("sparsities", [1, 9], "sparsities: each must be in [1, state_size=8]"),
+    ("default", [1, 3], "default: must be a subset"),
+    ("smoke", "1 4", "a YAML list"),
 ])
 def test_bad_grid_rows_are_rejected(field, value, message):
     p = load_params()
     p["sweeps"]["sparsity"]["grid"]["S08"][field] = value
     if field == "default":
-        p["sweeps"]["sparsity"]["grid"]["S08"]["sparsities"] = "1 2"
+        p["sweeps"]["sparsity"]["grid"]["S08"]["sparsities"] = [1, 2]
     with pytest.raises(ConfigError, match="sweeps.sparsity.grid.S08"):
         validate(p)
 
@@ -40,7 +40,7 @@ def test_cell_config_overrides_only_the_cell_and_budget(params):
 
 
 def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeypatch):
-    row = {"state_size": 6, "sparsities": "1 2 3", "default": "1", "smoke": "1 3"}
+    row = {"state_size": 6, "sparsities": [1, 2, 3], "default": [1], "smoke": [1, 3]}
     first = sweep.run_row(params, "S06", row, tmp_path)
     assert first["sparsity"].values.tolist() == [1, 3]
     assert first["accuracy"].dims == ("sparsity", "seed", "step")
@@ -53,7 +53,7 @@ def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeyp
 
 
 def test_row_without_cells_on_this_profile_is_a_marker(tmp_path, params):
-    ds = sweep.run_row(params, "S32", {"state_size": 32, "sparsities": "1", "default": "1", "smoke": ""}, tmp_path)
+    ds = sweep.run_row(params, "S32", {"state_size": 32, "sparsities": [1], "default": [1], "smoke": []}, tmp_path)
     assert ds.attrs["status"] == sweep.NO_CELLS and not ds.data_vars
 
 

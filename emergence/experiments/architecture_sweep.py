@@ -9,7 +9,9 @@ the summary stage analyses them with the task's thresholds.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import xarray as xr
@@ -18,12 +20,43 @@ from emergence.experiments.cells import SweepFile, with_budget, write_sweep
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.model import ModelConfig, parameter_count
+from emergence.schema import ConfigError, number
 
 SWEEPS = {"architecture": "linear_map", "ca_architecture": "cellular_automata"}
+Profile = Literal["default", "smoke", "paper"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeCell:
+    """A model shape: d_model = n_head * d_head. `families`: the comparisons it belongs to
+    (heads at fixed d_head, width at fixed n_head * d_head, depth); `profiles`: where it runs."""
+    n_head: int = number(1, 1024)
+    d_head: int = number(1, 1024)
+    n_layer: int = number(1, 64)
+    families: list[Literal["heads", "width", "depth"]]
+    profiles: list[Profile]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchitectureSweepArgs:
+    """sweeps.architecture (the linear map: `sparsity` is set) or sweeps.ca_architecture."""
+    state_size: int = number(1, 4096)
+    mlp_ratio: int = number(0, 64)
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    batch_size: int = number(1, 1_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
+    cells: dict[str, ShapeCell]
+    sparsity: int | None = number(1, 4096, default=None)
+
+    def check(self, key: str) -> None:
+        if self.sparsity is not None and self.sparsity > self.state_size:
+            raise ConfigError(f"{key}.sparsity: must be <= state_size ({self.state_size}), got {self.sparsity}")
 
 
 def runs_on(cell: dict, profile: str) -> bool:
-    return profile in cell["profiles"].split("+")
+    return profile in cell["profiles"]
 
 
 def task_overrides(sweep_name: str, sweep: dict) -> dict:
@@ -43,7 +76,7 @@ def cell_config(params: dict, cell: dict, sweep_name: str = "architecture") -> d
 
 def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFile]:
     cells = params["sweeps"][sweep_name]["cells"]
-    return [SweepFile(name, [cell_config(params, cell, sweep_name)], {"cell": name, "families": cell["families"]})
+    return [SweepFile(name, [cell_config(params, cell, sweep_name)], {"cell": name, "families": "+".join(cell["families"])})
             for name, cell in sorted(cells.items()) if runs_on(cell, params["profile"])]
 
 

@@ -6,6 +6,7 @@ bias stays on at evaluation, come from linear_map.bias. Runs are stacked along `
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +14,31 @@ import xarray as xr
 
 from emergence.experiments.cells import SweepFile, sweep_dataset, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
+from emergence.schema import ConfigError, number
 
 NAME = "attention_bias"
 
 
+@dataclass(frozen=True, kw_only=True)
+class AttentionBiasArgs:
+    state_size: int = number(1, 4096)
+    sparsity: int = number(1, 4096)
+    strengths: list[float] = number(-1e4, 1e4)  # c values; 0 is the control
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    batch_size: int = number(1, 1_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
+
+    def check(self, key: str) -> None:
+        if self.sparsity > self.state_size:
+            raise ConfigError(f"{key}.sparsity: must be <= {key}.state_size ({self.state_size}), got {self.sparsity}")
+        if 0 not in self.strengths:
+            raise ConfigError(f"{key}.strengths: must include 0 (the control), got {self.strengths}")
+
+
 def strengths(params: dict) -> list[float]:
-    return [float(x) for x in params["interventions"][NAME]["strengths"].split()]
+    return [float(x) for x in params["interventions"][NAME]["strengths"]]
 
 
 def run_config(params: dict, strength: float) -> dict:

@@ -9,22 +9,40 @@ cellular_automata thresholds (changing one never retrains).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from emergence.config import int_list
 from emergence.experiments.cells import SweepFile, unstack_cells, with_budget, write_sweep
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
+from emergence.schema import ConfigError, number
 
 SWEEP = "ca_state_size"
 TASK = "cellular_automata"
 
 
+@dataclass(frozen=True, kw_only=True)
+class StateSizeSweepArgs:
+    state_sizes: list[int] = number(1, 4096)     # distinct, increasing
+    strengths: list[float] = number(-1e4, 1e4)  # bias strengths c; 0 is the control
+    batch_tokens: int = number(1, 100_000_000)
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
+
+    def check(self, key: str) -> None:
+        if not self.state_sizes or self.state_sizes != sorted(set(self.state_sizes)):
+            raise ConfigError(f"{key}.state_sizes: distinct, increasing, at least one, got {self.state_sizes}")
+        if 0 not in self.strengths:
+            raise ConfigError(f"{key}.strengths: must include 0 (the control), got {self.strengths}")
+
+
 def strengths(sweep: dict) -> list[float]:
-    return [float(x) for x in sweep["strengths"].split()]
+    return [float(x) for x in sweep["strengths"]]
 
 
 def batch_size(sweep: dict, state_size: int, n_states: int) -> int:
@@ -46,7 +64,7 @@ def sweep_files(params: dict) -> list[SweepFile]:
                       {"experiment": f"sweep:{SWEEP}", "state_size": S, "profile": params["profile"],
                        "batch_size": batch_size(sweep, S, params[TASK]["task"]["n_states"])},
                       dim="strength", values=values)
-            for S in int_list(sweep["state_sizes"])]
+            for S in sweep["state_sizes"]]
 
 
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:

@@ -4,6 +4,8 @@ units are the S cells of a state (each averaged over the T-1 predicted states)."
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -11,12 +13,39 @@ import xarray as xr
 
 from emergence.dependencies import module_code_version
 from emergence.model import ModelConfig, mixer_fields
+from emergence.schema import ConfigError, number
 from emergence.tasks import cellular_automata as ca
 from emergence.train import Task
 
 NAME = "cellular_automata"
 UNIT_DIM = "cell"
 UNIT_TEXT = "cell i of a state (over the predicted states)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskArgs:
+    """The cellular automata's `task` section (see params.yaml for each field)."""
+    state_size: int = number(1, 4096)
+    n_states: int = number(2, 4096)
+    n_colours: int = number(2, 64)
+    radius: int = number(0, 16)
+    periodic: bool = True
+    n_rules: int = number(1, 1_000_000)
+    rule_seed: int = number(0, 2**31 - 1)
+    loss_positions: Literal["all", "predictable"] = "predictable"
+    eval_sequences: int = number(1, 1_000_000)
+
+    @property
+    def window(self) -> int:
+        return 2 * self.radius + 1
+
+    def check(self, key: str) -> None:
+        if self.window > self.state_size:
+            raise ConfigError(f"{key}.radius: the window 2r+1 must fit in state_size ({self.state_size}), "
+                              f"got r = {self.radius}")
+        if self.n_colours ** self.window > 10**7:
+            raise ConfigError(f"{key}.radius: lookup tables of n_colours^(2r+1) entries must stay below 10^7, "
+                              f"got {self.n_colours}^{self.window}")
 
 
 def layout_of(task: dict) -> ca.Layout:

@@ -11,6 +11,7 @@ the cell cache, keyed by its configuration and this module's import closure.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +23,62 @@ from emergence.experiments.cache import MANIFEST, cached
 from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
 from emergence.io import atomic_dir, write_netcdf
 from emergence.model import ModelConfig
+from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
 from emergence.tasks.dyck import sample_dyck
 from emergence.train import Task, load_checkpoint
+
+@dataclass(frozen=True, kw_only=True)
+class Mixture:
+    """Relative weights of the document kinds (at least one positive)."""
+    digits: float = number(0.0, None)
+    spans: float = number(0.0, None)
+    patterns: float = number(0.0, None)
+    ioi: float = number(0.0, None)
+    noise: float = number(0.0, None)
+
+    def check(self, key: str) -> None:
+        if self.digits + self.spans + self.patterns + self.ioi + self.noise <= 0:
+            raise ConfigError(f"{key}: at least one weight must be positive")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusArgs:
+    """The generated corpus (emergence/tasks/corpus.py; params.yaml describes each field)."""
+    corpus_seed: int = number(0, 2**31 - 1)
+    holdout_mod: int = number(2, 1_000_000)
+    n_random: int = number(4, 100_000)
+    digit_length: int = number(2, 64)
+    repeats: int = number(2, 16)
+    span_length: int = number(2, 64)
+    filler_length: int = number(0, 256)
+    max_period: int = number(2, 16)
+    pattern_length: int = number(4, 256)
+    noise_length: int = number(2, 256)
+    mixture: Mixture
+
+    @property
+    def longest_prompt(self) -> int:
+        return max(2 * self.digit_length, 2 * self.span_length + self.filler_length, self.pattern_length, 14)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SizeArgs:
+    """One model size: d_model = n_head * d_head, d_mlp = mlp_ratio * d_model."""
+    n_layer: int = number(1, 64)
+    n_head: int = number(1, 1024)
+    d_head: int = number(1, 1024)
+    mlp_ratio: int = number(0, 64)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PretrainingArgs:
+    """Claim 9: sizes that get a twin pre-pretrained on Dyck-k ('<size>+dyck')."""
+    sizes: list[str]
+    dyck_k: int = number(1, 64)
+    max_depth: int = number(1, 1024)
+    steps: int = number(1, 10_000_000)
+
 
 EVAL_SEED = 10**6  # the trainer's evaluation windows come from a stream no training seed uses
 
@@ -74,7 +128,7 @@ def variants(section: dict) -> dict[str, tuple[str, bool]]:
     """Model directories to train: name -> (size, pre-pretrained?). Pre-pretrained variants are
     named '<size>+dyck'."""
     out = {name: (name, False) for name in section["sizes"]}
-    for name in section["pretraining"]["sizes"].split():
+    for name in section["pretraining"]["sizes"]:
         out[f"{name}+dyck"] = (name, True)
     return out
 

@@ -3,6 +3,8 @@ the fixed matrix A and evaluation set, the trainer's tensors, the model, the res
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -10,12 +12,29 @@ import xarray as xr
 
 from emergence.dependencies import module_code_version
 from emergence.model import ModelConfig, mixer_fields
+from emergence.schema import ConfigError, number
 from emergence.tasks import linear_map as lm
 from emergence.train import Task
 
 NAME = "linear_map"
 UNIT_DIM = "bit"
 UNIT_TEXT = "output bit i (row i of A)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskArgs:
+    """The linear map's `task` section (see params.yaml for each field)."""
+    state_size: int = number(1, 4096)
+    sparsity: int = number(1, 4096)
+    task_seed: int = number(0, 2**31 - 1)
+    distinct_rows: bool = True
+    separator: bool = False
+    loss_positions: Literal["all", "output"] = "all"
+    eval_sequences: int = number(1, 1_000_000)
+
+    def check(self, key: str) -> None:
+        if self.sparsity > self.state_size:
+            raise ConfigError(f"{key}.sparsity: must be <= {key}.state_size ({self.state_size}), got {self.sparsity}")
 
 
 def layout_of(task_params: dict) -> lm.Layout:

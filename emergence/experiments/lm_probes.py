@@ -3,6 +3,8 @@ search, and head-level attention patching across each bracket (claims 1-3 at CPU
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -10,12 +12,65 @@ import xarray as xr
 
 from emergence import patching as pt
 from emergence.analysis import bracket_emergence
-from emergence.config import int_list
-from emergence.experiments.language_model import variants, vocab_of
+from emergence.experiments.language_model import CorpusArgs, PretrainingArgs, SizeArgs, variants, vocab_of
 from emergence.metrics import attention_entropy
 from emergence.model import parameter_count
+from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
-from emergence.train import load_checkpoint
+from emergence.train import TrainArgs, load_checkpoint
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeArgs:
+    kinds: list[Literal[cp.PROBES]]
+    n_prompts: int = number(1, 100_000)
+    solved_accuracy: float = number(0.0, 1.0)
+
+    def check(self, key: str) -> None:
+        if not self.kinds:
+            raise ConfigError(f"{key}.kinds: at least one of {list(cp.PROBES)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PatchingArgs:
+    top_k: list[int] = number(1, None)  # heads patched together, ranked by their single-head effect
+    stage: Literal["pattern", "scores"] = "pattern"
+    positions: Literal["all", "answer"] = "all"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LanguageModelAnalysisArgs:
+    """The chapter's verdict rules (params.yaml)."""
+    abrupt_ratio: float = number(0.0, 10.0)
+    few_heads: int = number(1, 1_000_000)
+    most_of_gap: float = number(0.0, 1.0)
+    alpha: float = number(0.0, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LanguageModelArgs:
+    corpus: CorpusArgs
+    seq_len: int = number(16, 100_000)
+    sizes: dict[str, SizeArgs]
+    train: TrainArgs
+    pretraining: PretrainingArgs
+    probes: ProbeArgs
+    patching: PatchingArgs
+    analysis: LanguageModelAnalysisArgs
+
+    def check(self, key: str) -> None:
+        if not self.sizes:
+            raise ConfigError(f"{key}.sizes: at least one size")
+        unknown = [s for s in self.pretraining.sizes if s not in self.sizes]
+        if unknown:
+            raise ConfigError(f"{key}.pretraining.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
+                              f"got {unknown}")
+        if 2 * self.pretraining.dyck_k > self.corpus.n_random:
+            raise ConfigError(f"{key}.pretraining.dyck_k: the 2k brackets are written with random-word tokens, "
+                              f"so 2k <= {key}.corpus.n_random ({self.corpus.n_random})")
+        if self.corpus.longest_prompt > self.seq_len:
+            raise ConfigError(f"{key}.seq_len: the longest probe prompt has {self.corpus.longest_prompt} tokens, "
+                              f"got {self.seq_len}")
 
 
 @torch.no_grad()
@@ -36,7 +91,7 @@ def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict
 def make_probes(corpus: dict, probe_params: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     vocab = vocab_of(corpus)
     return {kind: cp.probe_set(kind, probe_params["n_prompts"], vocab, corpus, seed=0)[:2]
-            for kind in probe_params["kinds"].split()}
+            for kind in probe_params["kinds"]}
 
 
 def probe_checkpoints(checkpoints: dict[int, object], probes: dict) -> xr.Dataset:
@@ -118,7 +173,7 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
     cfg = ckpts[min(ckpts)].cfg
     L, H = cfg.n_layer, cfg.n_head
     kinds, seeds = list(probes), list(ckpts[min(ckpts)].seeds)
-    ks = [k for k in int_list(pcfg["top_k"]) if k <= L * H]
+    ks = [k for k in pcfg["top_k"] if k <= L * H]
     nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
     effects, reverse, prev_score, ind_score, ent_old, ent_new = (nan(len(kinds), len(seeds), L, H) for _ in range(6))
     recovery, p_old, p_new = nan(len(kinds), len(seeds), len(ks)), nan(len(kinds), len(seeds)), nan(len(kinds), len(seeds))

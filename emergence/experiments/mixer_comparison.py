@@ -17,29 +17,96 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import xarray as xr
 
-from emergence.config import ConfigError, int_list
 from emergence.experiments.cells import SweepFile, task_module, task_of, with_budget, write_sweep
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
-from emergence.mixer_kernels import check_available
+from emergence.mixer_kernels import KERNELS, check_available
 from emergence.model import MIXER_KEYS, ModelConfig, matched_d_mlp, parameter_count
-from emergence.train import resolve_device
+from emergence.mixers import MIXERS
+from emergence.schema import ConfigError, number
+from emergence.train import CompileMode, resolve_device
 
 SWEEP = "mixers"
 TASKS = ("linear_map", "cellular_automata")
+# The shape keys each mixer reads (emergence/mixers.py); the others take ModelConfig's defaults.
+SHAPE_KEYS = {"mamba2": {"d_state", "expand", "conv_kernel"}, "gated_deltanet": {"conv_kernel"}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Architecture:
+    """One architecture of the comparison. Unset (null or absent) keys take the task's value:
+    n_head the task model's, lr its train.lr, compile its train.compile."""
+    mixer: Literal[MIXERS]
+    profiles: list[Literal["default", "smoke", "paper"]]
+    n_head: int | None = number(1, 1024, default=None)
+    d_state: int | None = number(1, 1024, default=None)
+    expand: int | None = number(1, 16, default=None)
+    conv_kernel: int | None = number(1, 64, default=None)
+    lr: float | None = number(0.0, 10.0, default=None)
+    compile: CompileMode | None = None
+
+    def check(self, key: str) -> None:
+        for name in ("d_state", "expand", "conv_kernel"):
+            if getattr(self, name) is not None and name not in SHAPE_KEYS.get(self.mixer, set()):
+                raise ConfigError(f"{key}.{name}: {self.mixer} does not read it (only "
+                                  f"{', '.join(m for m, keys in SHAPE_KEYS.items() if name in keys)} do)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearMapSettings:
+    state_size: int = number(1, 4096)
+    sparsities: list[int] = number(1, 4096)
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    batch_size: int = number(1, 1_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
+
+    def check(self, key: str) -> None:
+        bad = [s for s in self.sparsities if s > self.state_size]
+        if bad:
+            raise ConfigError(f"{key}.sparsities: each must be <= state_size ({self.state_size}), got {bad}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutomataSettings:
+    state_sizes: list[int] = number(1, 4096)
+    batch_tokens: int = number(1, 100_000_000)
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixerSweepArgs:
+    match_parameters: bool
+    architectures: dict[str, Architecture]
+    linear_map: LinearMapSettings
+    cellular_automata: AutomataSettings
+    tolerance: float = number(0.0, 1.0)
+    min_speedup: float = number(1.0, 1000.0)
+    kernels: Literal[KERNELS] = "reference"
+
+    def check(self, key: str) -> None:
+        for name in self.architectures:
+            if not name.replace("_", "").isalnum():
+                raise ConfigError(f"{key}.architectures.{name}: names are letters, digits and '_'")
 
 
 def settings(sweep: dict) -> list[tuple[str, dict, str]]:
     """(task, task overrides, setting label) for every task setting of the comparison."""
     lm, ca = sweep["linear_map"], sweep["cellular_automata"]
     out = [("linear_map", {"state_size": lm["state_size"], "sparsity": s}, f"S{lm['state_size']:02d}_s{s:02d}")
-           for s in int_list(lm["sparsities"])]
-    out += [("cellular_automata", {"state_size": S}, f"S{S:03d}") for S in int_list(ca["state_sizes"])]
+           for s in lm["sparsities"]]
+    out += [("cellular_automata", {"state_size": S}, f"S{S:03d}") for S in ca["state_sizes"]]
     return out
 
 
@@ -57,16 +124,17 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     config = with_budget(params, overrides, _budget(sweep, task, overrides, params), task)
     config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
     model = config[task]["model"]
-    heads = {"n_head": arch["n_head"]} if arch.get("n_head", 0) > 0 else {}
-    if arch.get("lr", 0.0) > 0:  # the architecture's own learning rate; 0 keeps the task's
+    heads = {"n_head": arch["n_head"]} if arch.get("n_head") is not None else {}
+    if arch.get("lr") is not None:  # the architecture's own learning rate; unset keeps the task's
         config[task]["train"]["lr"] = arch["lr"]
-    if arch.get("compile", "task") != "task":  # the architecture's own train.compile
+    if arch.get("compile") is not None:  # the architecture's own train.compile
         config[task]["train"]["compile"] = arch["compile"]
     if arch.get("mixer", "attention") == "attention":
         model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
         return config
     reference = copy.deepcopy(model)
-    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS}, **heads, kernels=sweep["kernels"])
+    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS and v is not None}, **heads,
+                 kernels=sweep["kernels"])
     if sweep["match_parameters"]:
         module = task_module(task)
         layout = module.layout_of(config[task]["task"])
@@ -78,7 +146,7 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
 def architectures(params: dict) -> dict[str, dict]:
     """The architectures this profile runs."""
     return {name: arch for name, arch in params["sweeps"][SWEEP]["architectures"].items()
-            if params["profile"] in arch.get("profiles", params["profile"]).split("+")}
+            if params["profile"] in arch["profiles"]}
 
 
 def cells(params: dict) -> list[tuple[str, dict]]:

@@ -8,11 +8,32 @@ Only numpy/xarray here, so the analysis stage does not depend on the training co
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
 from emergence import analysis as an
+from emergence.schema import ConfigError, number
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalysisArgs:
+    """A task's `analysis` section: progress thresholds and the verdict rules (params.yaml)."""
+    flat_ratio: float = number(1.0, 1000.0)
+    plateau_threshold: float = number(0.0, 1.0)
+    emergence_threshold: float = number(0.0, 1.0)
+    solved_threshold: float = number(0.0, 1.0)
+    smoothing_window: int = number(1, 1001)
+    abrupt_ratio: float = number(0.0, 10.0)
+    coincidence_evals: float = number(0.0, 1000.0)
+    alpha: float = number(0.0, 1.0)
+
+    def check(self, key: str) -> None:
+        if not self.plateau_threshold <= self.emergence_threshold <= self.solved_threshold:
+            raise ConfigError(f"{key}.emergence_threshold: need plateau_threshold <= emergence_threshold <= "
+                              f"solved_threshold, got {self.plateau_threshold}, {self.emergence_threshold}, "
+                              f"{self.solved_threshold}")
 
 
 def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Mapping
@@ -31,6 +32,7 @@ from emergence.dependencies import closure, code_version, module_path
 from emergence.hooks import Hook, ground_truth_bias
 from emergence.io import config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig
+from emergence.schema import number
 from emergence.train import Task, merge_checkpoints, resolve_device, schedules, train_group
 
 SECTION_KEYS = ("task", "model", "train", "bias")
@@ -115,15 +117,19 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
 
-def index_list(value: str, n: int) -> list[int]:
-    """'all' -> 0..n-1; '0 2' -> [0, 2] (layer and head selections of the bias)."""
-    return list(range(n)) if value == "all" else [int(x) for x in value.split()]
+@dataclass(frozen=True, kw_only=True)
+class BiasArgs:
+    """A `bias` section: strength * M added to the pre-softmax scores (claim 5)."""
+    strength: float = number(-1e4, 1e4)
+    layers: list[int] | None = number(0, None, default=None)  # None: every layer
+    heads: list[int] | None = number(0, None, default=None)   # None: every head
+    at_eval: bool = True
 
 
 def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
     """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
-    heads = None if bias["heads"] == "all" else index_list(bias["heads"], cfg.n_head)
-    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], index_list(bias["layers"], cfg.n_layer), heads)
+    layers = range(cfg.n_layer) if bias["layers"] is None else bias["layers"]
+    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, bias["heads"])
     return hooks, (hooks if bias["at_eval"] else {})
 
 

@@ -8,22 +8,52 @@ analyses every cell with the linear_map thresholds (changing a threshold never r
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from emergence.config import int_list
 from emergence.experiments.cells import SweepFile, sweep_dataset, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
+from emergence.schema import ConfigError, number
 
 SWEEP = "sparsity"
 NO_CELLS = "no cell of this row runs on this profile"
 
 
+@dataclass(frozen=True, kw_only=True)
+class GridRow:
+    """One state size S of the grid: the paper's sparsities, and the subsets the default and
+    smoke profiles run (the paper profile runs them all)."""
+    state_size: int = number(1, 4096)
+    sparsities: list[int] = number(1, 4096)
+    default: list[int] = number(1, 4096)
+    smoke: list[int] = number(1, 4096)
+
+    def check(self, key: str) -> None:
+        bad = [x for x in self.sparsities if x > self.state_size]
+        if bad:
+            raise ConfigError(f"{key}.sparsities: each must be in [1, state_size={self.state_size}], got {bad}")
+        for name in ("default", "smoke"):
+            extra = sorted(set(getattr(self, name)) - set(self.sparsities))
+            if extra:
+                raise ConfigError(f"{key}.{name}: must be a subset of {key}.sparsities, got extra {extra}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparsitySweepArgs:
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    batch_size: int = number(1, 1_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
+    grid: dict[str, GridRow]
+
+
 def cells_for_profile(row: dict, profile: str) -> list[int]:
-    return int_list(row["sparsities"] if profile == "paper" else row[profile])
+    return list(row["sparsities"] if profile == "paper" else row[profile])
 
 
 def cell_config(params: dict, state_size: int, sparsity: int) -> dict:

@@ -43,7 +43,8 @@ per = {c: summary.isel(cell=i) for i, c in enumerate(summary["strength"].values)
 bias_cfg = configs[0]["linear_map"]["bias"]
 md(f"""Setting: S = {res.attrs['state_size']}, s = {res.attrs['sparsity']}, {len(seeds)} seeds,
 {budget:,} steps, strengths c ∈ {{{', '.join(fmt(c) for c in strengths)}}}; bias on layers
-`{bias_cfg['layers']}`, heads `{bias_cfg['heads']}`, {'kept' if bias_cfg['at_eval'] else 'removed'} at evaluation.""")
+{'all' if bias_cfg['layers'] is None else bias_cfg['layers']}, heads {'all' if bias_cfg['heads'] is None else bias_cfg['heads']},
+{'kept' if bias_cfg['at_eval'] else 'removed'} at evaluation.""")
 
 # %% [markdown]
 # ## Learning curves
