@@ -18,7 +18,7 @@ import nbformat
 import pypandoc
 import typst
 
-from emergence.io import atomic_path
+from emergence.io import atomic_dir, atomic_path
 
 CSS = Path(__file__).with_name("report.css")
 TYPST_HEADER = Path(__file__).with_name("report_header.typ")
@@ -89,9 +89,6 @@ def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> No
 def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, work_dir: Path, title: str) -> dict:
     """The pandoc + typst route. Returns {"html": [...], "pdf": path, "figures": {chapter: labels}}."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    tmp_out = out_dir.with_name(out_dir.name + ".tmp")
-    shutil.rmtree(tmp_out, ignore_errors=True)
-    tmp_out.mkdir(parents=True)
     chapter_md, figures, titles = [], {}, []
     for nb in chapters:
         md, labels = notebook_to_markdown(nb, work_dir / f"{nb.stem}_files", f"{nb.stem}_files")
@@ -102,17 +99,14 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
         figures[nb.stem] = labels
         titles.append(chapter_title)
     toc = "\n".join(f"{i + 1}. [{t}]({stem}.html)" for i, (stem, t, _) in enumerate(chapter_md))
-    index_full = index_markdown.replace("{{chapters}}", toc)
-    html_page(index_full, tmp_out / "index.html", work_dir, title)
-    for stem, chapter_title, body in chapter_md:
-        nav = f"[← report index](index.html)\n\n"
-        html_page(nav + body, tmp_out / f"{stem}.html", work_dir, chapter_title)
     combined = index_markdown.replace("{{chapters}}", "\n".join(f"{i + 1}. {t}" for i, t in enumerate(titles)))
     for stem, chapter_title, body in chapter_md:
         combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
-    pdf_document(combined, tmp_out / "report.pdf", work_dir, title)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp_out.rename(out_dir)
+    with atomic_dir(out_dir) as tmp_out:
+        html_page(index_markdown.replace("{{chapters}}", toc), tmp_out / "index.html", work_dir, title)
+        for stem, chapter_title, body in chapter_md:
+            html_page("[← report index](index.html)\n\n" + body, tmp_out / f"{stem}.html", work_dir, chapter_title)
+        pdf_document(combined, tmp_out / "report.pdf", work_dir, title)
     return {"html": sorted(p.name for p in out_dir.glob("*.html")), "pdf": "report.pdf", "figures": figures,
             "renderer": "pandoc+typst"}
 
@@ -125,12 +119,9 @@ def render_quarto(report_dir: Path, build_dir: Path, index_markdown: str, out_di
     project = (report_dir / "_quarto.yml").read_text().replace("{{chapters}}", json.dumps(["index.qmd", *chapters]))
     (build_dir / "_quarto.yml").write_text(project)
     shutil.copy(CSS, build_dir / "report.css")
-    tmp_out = out_dir.with_name(out_dir.name + ".tmp")
-    shutil.rmtree(tmp_out, ignore_errors=True)
-    subprocess.run(["quarto", "render", str(build_dir), "--output-dir", str(tmp_out.resolve()),
-                    "--no-execute"], check=True)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp_out.rename(out_dir)
+    with atomic_dir(out_dir) as tmp_out:
+        subprocess.run(["quarto", "render", str(build_dir), "--output-dir", str(tmp_out.resolve()),
+                        "--no-execute"], check=True)
     return {"html": sorted(p.name for p in out_dir.rglob("*.html")), "renderer": "quarto"}
 
 
