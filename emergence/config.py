@@ -33,7 +33,6 @@ from emergence.train import TrainArgs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("default", "smoke", "paper")
-__all__ = ["ConfigError", "PROFILES", "REPO_ROOT", "load_params", "validate", "set_profile"]
 
 
 def _check_bias(key: str, bias: BiasArgs, model: ModelArgs) -> None:
