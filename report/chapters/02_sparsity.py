@@ -25,7 +25,7 @@ import seaborn as sns
 from scipy.stats import fisher_exact
 
 from emergence import analysis as an
-from emergence.reporting import fmt, fmt_step, load, md, setup_style, table
+from emergence.reporting import fmt_step, load, md, setup_style, table
 
 setup_style()
 sw = load("sparsity_summary")

@@ -23,8 +23,6 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
-from scipy.stats import norm
 
 from emergence import analysis as an
 from emergence.reporting import fmt_step, load, md, setup_style, table
