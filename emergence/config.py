@@ -35,35 +35,29 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("default", "smoke", "paper")
 
 
-def _check_bias(key: str, bias: BiasArgs, model: ModelArgs) -> None:
-    for name, limit in (("layers", model.n_layer), ("heads", model.n_head)):
-        chosen = getattr(bias, name)
-        if chosen is not None and (not chosen or max(chosen) >= limit):
-            raise ConfigError(f"{key}.bias.{name}: null (all) or indices in [0, {limit - 1}], got {chosen}")
+@dataclass(frozen=True, kw_only=True)
+class TaskSection:
+    """What every synthetic task's section holds besides its `task` (the subclasses add it)."""
+    model: ModelArgs
+    train: TrainArgs
+    bias: BiasArgs
+    analysis: AnalysisArgs
+
+    def check(self, key: str) -> None:
+        for name, limit in (("layers", self.model.n_layer), ("heads", self.model.n_head)):
+            chosen = getattr(self.bias, name)
+            if chosen is not None and (not chosen or max(chosen) >= limit):
+                raise ConfigError(f"{key}.bias.{name}: null (all) or indices in [0, {limit - 1}], got {chosen}")
 
 
 @dataclass(frozen=True, kw_only=True)
-class LinearMapSection:
+class LinearMapSection(TaskSection):
     task: linear_map.TaskArgs
-    model: ModelArgs
-    train: TrainArgs
-    bias: BiasArgs
-    analysis: AnalysisArgs
-
-    def check(self, key: str) -> None:
-        _check_bias(key, self.bias, self.model)
 
 
 @dataclass(frozen=True, kw_only=True)
-class AutomataSection:
+class AutomataSection(TaskSection):
     task: cellular_automata.TaskArgs
-    model: ModelArgs
-    train: TrainArgs
-    bias: BiasArgs
-    analysis: AnalysisArgs
-
-    def check(self, key: str) -> None:
-        _check_bias(key, self.bias, self.model)
 
 
 @dataclass(frozen=True, kw_only=True)

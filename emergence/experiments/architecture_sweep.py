@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import SweepFile, with_budget, write_sweep
+from emergence.experiments.cells import Budget, SweepFile, with_budget, write_sweep
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.model import ModelConfig, parameter_count
@@ -38,15 +38,11 @@ class ShapeCell:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ArchitectureSweepArgs:
+class ArchitectureSweepArgs(Budget):
     """sweeps.architecture (the linear map: `sparsity` is set) or sweeps.ca_architecture."""
     state_size: int = number(1, 4096)
     mlp_ratio: int = number(0, 64)
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
     batch_size: int = number(1, 1_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
     cells: dict[str, ShapeCell]
     sparsity: int | None = number(1, 4096, default=None)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import SweepFile, sweep_dataset, unstack_cells, with_budget
+from emergence.experiments.cells import Budget, SweepFile, sweep_dataset, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.schema import ConfigError, number
 
@@ -20,15 +20,11 @@ NAME = "attention_bias"
 
 
 @dataclass(frozen=True, kw_only=True)
-class AttentionBiasArgs:
+class AttentionBiasArgs(Budget):
     state_size: int = number(1, 4096)
     sparsity: int = number(1, 4096)
     strengths: list[float] = number(-1e4, 1e4)  # c values; 0 is the control
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
     batch_size: int = number(1, 1_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
 
     def check(self, key: str) -> None:
         if self.sparsity > self.state_size:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import SweepFile, unstack_cells, with_budget, write_sweep
+from emergence.experiments.cells import Budget, SweepFile, unstack_cells, with_budget, write_sweep
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.schema import ConfigError, number
@@ -25,14 +25,10 @@ TASK = "cellular_automata"
 
 
 @dataclass(frozen=True, kw_only=True)
-class StateSizeSweepArgs:
+class StateSizeSweepArgs(Budget):
     state_sizes: list[int] = number(1, 4096)     # distinct, increasing
     strengths: list[float] = number(-1e4, 1e4)  # bias strengths c; 0 is the control
     batch_tokens: int = number(1, 100_000_000)
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
 
     def check(self, key: str) -> None:
         if not self.state_sizes or self.state_sizes != sorted(set(self.state_sizes)):

@@ -24,6 +24,7 @@ from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.cache import cached
 from emergence.experiments.runner import SECTION_KEYS, run_training, training_code_version
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
+from emergence.schema import number
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
@@ -39,6 +40,16 @@ def task_module(task: str) -> ModuleType:
 def task_of(cell: dict) -> str:
     (task,) = [k for k in cell if k in TASKS]
     return task
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget:
+    """The training budget a sweep gives each of its cells (see `with_budget`); sweeps add
+    their batch (`batch_size`, or `batch_tokens` held fixed across state sizes)."""
+    n_seeds: int = number(1, 4096)
+    steps: int = number(1, 10_000_000)
+    eval_every: int = number(1, 10_000_000)
+    eval_sequences: int = number(1, 1_000_000)
 
 
 def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "linear_map") -> dict:

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import SweepFile, task_module, task_of, with_budget, write_sweep
+from emergence.experiments.cells import Budget, SweepFile, task_module, task_of, with_budget, write_sweep
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.mixer_kernels import KERNELS, check_available
@@ -60,14 +60,10 @@ class Architecture:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LinearMapSettings:
+class LinearMapSettings(Budget):
     state_size: int = number(1, 4096)
     sparsities: list[int] = number(1, 4096)
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
     batch_size: int = number(1, 1_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
 
     def check(self, key: str) -> None:
         bad = [s for s in self.sparsities if s > self.state_size]
@@ -76,13 +72,9 @@ class LinearMapSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AutomataSettings:
+class AutomataSettings(Budget):
     state_sizes: list[int] = number(1, 4096)
     batch_tokens: int = number(1, 100_000_000)
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import SweepFile, sweep_dataset, unstack_cells, with_budget
+from emergence.experiments.cells import Budget, SweepFile, sweep_dataset, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.schema import ConfigError, number
@@ -43,12 +43,8 @@ class GridRow:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SparsitySweepArgs:
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
+class SparsitySweepArgs(Budget):
     batch_size: int = number(1, 1_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
     grid: dict[str, GridRow]
 
 
