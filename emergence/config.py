@@ -23,6 +23,7 @@ from emergence.experiments.bias_intervention import AttentionBiasArgs
 from emergence.experiments.ca_state_size_sweep import StateSizeSweepArgs
 from emergence.experiments.lm_probes import LanguageModelArgs
 from emergence.experiments.mixer_comparison import MixerSweepArgs
+from emergence.experiments.precision_check import PrecisionCheckArgs
 from emergence.experiments.run_statistics import AnalysisArgs
 from emergence.experiments.runner import BiasArgs
 from emergence.experiments.sparsity_sweep import SparsitySweepArgs
@@ -67,6 +68,7 @@ class Sweeps:
     ca_state_size: StateSizeSweepArgs
     ca_architecture: ArchitectureSweepArgs
     mixers: MixerSweepArgs
+    precision: PrecisionCheckArgs
 
 
 @dataclass(frozen=True, kw_only=True)

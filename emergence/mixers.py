@@ -38,6 +38,7 @@ from emergence import mixer_kernels
 from emergence.hooks import Hook
 from emergence.hooks import apply_hook as _hook
 from emergence.layers import SeedLinear
+from emergence.precision import float32_core
 
 MIXERS = ("attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7")
 
@@ -251,6 +252,7 @@ class Mamba2(SeedParams):
         xs = xs.view(E, batch, T, H, Di // H).transpose(2, 3)
         return z, xs, Bm, Cm, dt
 
+    @float32_core
     def mixing(self, Bm, Cm, dt) -> torch.Tensor:
         A = -torch.exp(self.A_log)[:, None, :, None]                        # [E, 1, H, 1]
         decay = decay_matrix(dt * A)                                        # [E, B, H, T, T]
@@ -308,6 +310,7 @@ class GatedDeltaNet(SeedParams):
         return q, k, v, beta, log_decay
 
     @staticmethod
+    @float32_core
     def core(q, k, v, beta, log_decay, want_mixing: bool):
         """(output [.., T, dv], M or None) via the WY form: with D the decay matrix,
         U = (I + diag(b) strict(D*KK^T))^-1 diag(b) V and O = tril(D*QK^T) U."""
@@ -404,6 +407,7 @@ class RWKV7(SeedParams):
         return torch.stack(outs, dim=-2)
 
     @staticmethod
+    @float32_core
     def chunked(r, log_decay, k, v, a, kk, chunk: int = 32) -> torch.Tensor:
         """`recurrence`'s output a chunk of tokens at a time (the WY form of diagonal-plus-rank-one
         transitions, as flash-linear-attention's DPLR chunk kernels). With S_t = S_{t-1} diag(w_t)

@@ -20,6 +20,7 @@ from emergence import metrics
 from emergence.hooks import Hook, compose, pattern_name
 from emergence.io import atomic_dir, torch_load, torch_save
 from emergence.model import ModelConfig, SeedTransformer
+from emergence.precision import Precision, resolve, training_autocast
 from emergence.schema import ConfigError, number
 
 # Evaluation sequences per forward pass: at most 128, fewer for long sequences so one layer's
@@ -63,6 +64,7 @@ class TrainArgs:
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: int = number(0, 1024)
     compile: CompileMode = "none"
+    precision: Precision = "float32"
 
     def check(self, key: str) -> None:
         if self.seeds_per_group > self.n_seeds:
@@ -244,13 +246,16 @@ def _clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
 
 
 def train_step(model: SeedTransformer, opt: torch.optim.Optimizer, tokens: torch.Tensor, weights: torch.Tensor,
-               grad_clip: float, hooks: Mapping[str, Hook] | None = None) -> torch.Tensor:
+               grad_clip: float, hooks: Mapping[str, Hook] | None = None,
+               precision: str = "float32") -> torch.Tensor:
     """One optimisation step of every seed; returns the per-seed training loss [E] (detached).
 
     The summed loss gives each seed exactly its own gradient (seeds share no parameters).
-    `hooks` (e.g. an attention bias) apply to the training forward pass."""
-    logits = model(tokens, hooks)
-    loss = metrics.weighted_mean_loss(metrics.next_token_log_probs(logits, tokens), weights)  # [E]
+    `hooks` (e.g. an attention bias) apply to the training forward pass. Under `bf16-autocast`
+    (already resolved for this device) the forward runs under autocast; the loss is float32."""
+    with training_autocast(precision, tokens.device):
+        logits = model(tokens, hooks)
+    loss = metrics.weighted_mean_loss(metrics.next_token_log_probs(logits.float(), tokens), weights)  # [E]
     opt.zero_grad(set_to_none=True)
     loss.sum().backward()
     _clip_per_seed([p for g in opt.param_groups for p in g["params"]], grad_clip)
@@ -328,6 +333,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
 
     weights = task.loss_weights
     B = train["batch_size"]
+    precision = resolve(train["precision"], device)
     fault_after = int(os.environ.get(FAULT_ENV, "-1"))
     bar = tqdm(total=steps, initial=start, desc=f"train group {group_index + 1}/{n_groups}",
                unit="step", mininterval=2.0, dynamic_ncols=True)
@@ -338,7 +344,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
         tokens = torch.stack([task.sampler(B, batch_generator(seed, step)) for seed in seeds])
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
-        loss = train_step(forward, opt, tokens, weights, train["grad_clip"], train_hooks)
+        loss = train_step(forward, opt, tokens, weights, train["grad_clip"], train_hooks, precision)
         loss_np = loss.cpu().numpy()
         recorder.arrays["train_loss"][:, step] = loss_np
         bad = (~np.isfinite(loss_np) | (loss_np > train["divergence_loss"])) & (recorder.diverged_step < 0)

@@ -22,7 +22,7 @@ import xarray as xr
 
 from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.cache import cached
-from emergence.experiments.runner import SECTION_KEYS, run_training, training_code_version
+from emergence.experiments.runner import SECTION_KEYS, run_training, runs_on, training_code_version
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.schema import number
 
@@ -69,7 +69,8 @@ def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "l
 def cell_key(cell: dict, with_checkpoints: bool = False) -> dict:
     task = task_of(cell)
     return {"task": task, "c": {k: cell[task][k] for k in SECTION_KEYS},
-            "code": training_code_version(task_module(task).__name__), "checkpoints": with_checkpoints}
+            "code": training_code_version(task_module(task).__name__), "checkpoints": with_checkpoints,
+            "runs_on": runs_on(cell[task]["train"])}
 
 
 def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
@@ -93,8 +94,8 @@ def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_p
     return cached(scratch, task, cell_key(cell, with_checkpoints), build)
 
 
-def load_cell(cell: dict, scratch: Path) -> xr.Dataset:
-    return read_netcdf(cell_entry(cell, scratch) / RESULTS)
+def load_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> xr.Dataset:
+    return read_netcdf(cell_entry(cell, scratch, with_checkpoints) / RESULTS)
 
 
 # --- sweeps -----------------------------------------------------------------------------
@@ -108,10 +109,11 @@ class SweepFile:
     attrs: dict = field(default_factory=dict)
     dim: str | None = None
     values: list = field(default_factory=list)
+    checkpoints: bool = False  # train the cells with checkpoints (shares linear_map_train's cache entry)
 
 
 def sweep_dataset(spec: SweepFile, scratch: Path) -> xr.Dataset:
-    datasets = [load_cell(cell, scratch) for cell in spec.cells]
+    datasets = [load_cell(cell, scratch, spec.checkpoints) for cell in spec.cells]
     if spec.dim is None:
         (ds,) = datasets
         ds.attrs.update(spec.attrs)
@@ -132,6 +134,8 @@ def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) ->
     configs = [json.loads(c.attrs["config"]) for c in cells]
     keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "schema_version", "chance_loss",
                                            "eval_sequences")}
+    keep.update({k: cells[0].attrs[k] for k in ("device", "precision", "threads")
+                 if len({c.attrs.get(k) for c in cells}) == 1})  # else each cell's own config says it
     keep.update({k: cells[0].attrs[k] for k in ("chance_accuracy",) if k in cells[0].attrs})
     ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(values, dims=dim, name=dim),
                    coords="minimal", compat="override", join="exact")

@@ -20,7 +20,7 @@ import xarray as xr
 
 from emergence.dependencies import module_code_version
 from emergence.experiments.cache import MANIFEST, cached
-from emergence.experiments.runner import prepare_device, train_seeds, training_dataset
+from emergence.experiments.runner import prepare_device, runs_on, train_seeds, training_dataset
 from emergence.io import atomic_dir, write_netcdf
 from emergence.model import ModelConfig
 from emergence.schema import ConfigError, number
@@ -183,7 +183,7 @@ def variant_key(params: dict, size_name: str, pretrained: bool) -> dict:
     section = params["language_model"]
     return {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": section["sizes"][size_name],
             "train": section["train"], "pretraining": section["pretraining"] if pretrained else None,
-            "name": size_name, "code": module_code_version(__name__)}
+            "name": size_name, "code": module_code_version(__name__), "runs_on": runs_on(section["train"])}
 
 
 def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:

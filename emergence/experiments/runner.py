@@ -32,6 +32,7 @@ from emergence.dependencies import closure, code_version, module_path
 from emergence.hooks import Hook, ground_truth_bias
 from emergence.io import config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig
+from emergence.precision import resolve
 from emergence.schema import number
 from emergence.train import Task, merge_checkpoints, resolve_device, schedules, train_group
 
@@ -50,6 +51,19 @@ def seed_groups(train: dict) -> list[list[int]]:
     seeds = list(range(train["first_seed"], train["first_seed"] + train["n_seeds"]))
     k = train["seeds_per_group"]
     return [seeds[i:i + k] for i in range(0, len(seeds), k)]
+
+
+def runs_on(train: dict) -> dict:
+    """Where and in what precision a `train` section trains on this machine (after fallbacks):
+    part of a cell's cache key and of its results' attributes. Under CPU bfloat16 the thread
+    count changes the results (oneDNN splits the reductions by thread: the automata's losses
+    differ by ~6e-5 after 20 steps between 1 and 2 threads, measured here; float32 gives the
+    same bytes), so it is recorded there and only there."""
+    device = resolve_device(train["device"])
+    out = {"device": device.type, "precision": resolve(train["precision"], device)}
+    if device.type == "cpu" and out["precision"] != "float32":
+        out["threads"] = train["threads"] or torch.get_num_threads()
+    return out
 
 
 def prepare_device(train: dict) -> torch.device:
@@ -113,7 +127,8 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
               "key": np.arange(T), **(extra_coords or {})}
     attrs = {"experiment": experiment, "config": json.dumps(run_config, sort_keys=True),
              "model_config": json.dumps(cfg.to_dict(), sort_keys=True), "code_version": code,
-             "torch_version": torch.__version__, "schema_version": SCHEMA_VERSION, **(extra_attrs or {})}
+             "torch_version": torch.__version__, "schema_version": SCHEMA_VERSION, **runs_on(train),
+             **(extra_attrs or {})}
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
 

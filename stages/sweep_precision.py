@@ -1,0 +1,14 @@
+"""Stage sweep_precision: the default cells of the linear map and the automata in both precisions.
+
+    python -m stages.sweep_precision CELLS_DIR
+"""
+import sys
+from pathlib import Path
+
+from emergence.experiments.precision_check import run
+from emergence.stage import SCRATCH, stage_run
+
+if __name__ == "__main__":
+    (out,) = map(Path, sys.argv[1:])
+    with stage_run("sweep_precision") as params:
+        run(params, out, SCRATCH)
