@@ -1,18 +1,23 @@
-"""Training throughput against the machine's measured float32 matmul ceiling.
+"""Training throughput against the machine's measured matmul ceilings, and against a plain loop.
 
     python -m emergence.bench --out data/bench/throughput.json [--seconds 4] [--groups 1,2,4,8] [--rounds 3]
                               [--configs paper,default,cellular_automata,mixers/]
                               [--compile none|default|max-autotune-no-cudagraphs]
 
-For the paper's linear-map configuration, this repo's default one, the default
+Configurations: the paper's linear-map setting, this repo's default one, the default
 cellular-automata one and every architecture of the mixer comparison (sweeps.mixers, at its
-first linear-map setting, with the architecture's train.compile; FLOP/s for attention models only), and for each number of seeds
-sharing a batch, it times the real training step (emergence.train.train_step) and reports
-steps/s, seed-steps/s, analytic FLOP/s, that as a fraction of the matmul ceiling measured
-in the same run, the per-seed speed-up over one seed at a time, and peak memory. The three
-attention configurations are also measured with `train.compile` (names `<config>+compiled`;
-the cold compile is timed apart as warmup_s). Each measurement runs in a fresh process so its
-peak memory is its own.
+first linear-map setting). Each runs in float32 and under bfloat16 autocast (`+bf16`), and the
+three attention configurations also with `train.compile` (`+compiled`, at their own
+seeds_per_group; the cold compile is timed apart as warmup_s). For each number of seeds sharing
+a batch it times the real training step (emergence.train.train_step): steps/s, seed-steps/s,
+analytic FLOP/s (attention models only) as a fraction of two ceilings measured in the same run,
+in the run's own dtype: a 2048^2 matmul and the model's own GEMM shapes (its projections and MLP
+as the seed-batched matmuls the step runs). Also measured, in the same process layout:
+- `plain_loop`: the same transformer trained one seed at a time the way most research code
+  does (emergence/plain_loop.py), and the ratio of the best configuration to it;
+- `process_layout`: one process with every thread against one single-thread process per
+  thread, run at once, in seed-steps/s summed over processes.
+Each measurement runs in a fresh process so its peak memory is its own.
 """
 from __future__ import annotations
 
@@ -31,42 +36,69 @@ from emergence.config import load_params
 from emergence.experiments.cells import task_module
 from emergence.experiments.mixer_comparison import cell_config, settings
 from emergence.io import write_json
-from emergence.model import SeedTransformer
+from emergence.model import ModelConfig, SeedTransformer
+from emergence.plain_loop import PlainTransformer, plain_step
+from emergence.precision import PRECISIONS, bf16_support
 from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step, training_forward
 
+DTYPES = {"float32": torch.float32, "bf16-autocast": torch.bfloat16}
 
-def matmul_ceiling(threads: int, n: int = 2048, seconds: float = 2.0) -> float:
-    """Best float32 GFLOP/s of an n x n matmul (the roofline this machine can reach)."""
-    torch.set_num_threads(threads)
-    a, b = torch.randn(n, n), torch.randn(n, n)
+
+def _best_gflops(f, flops: float, seconds: float, sync=lambda: None) -> float:
     for _ in range(3):
-        a @ b
+        f()
+    sync()
     best, start = 0.0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         t = time.perf_counter()
-        a @ b
-        best = max(best, 2 * n**3 / (time.perf_counter() - t) / 1e9)
+        f()
+        sync()
+        best = max(best, flops / (time.perf_counter() - t) / 1e9)
     return best
 
 
-def _measure(args: tuple) -> dict:
-    config_name, task_name, section, n_group, threads, seconds, device = args
-    keep_freed_memory()
+def matmul_ceiling(threads: int, dtype: torch.dtype = torch.float32, n: int = 2048, seconds: float = 2.0,
+                   device: str = "cpu") -> float:
+    """Best GFLOP/s of an n x n matmul in `dtype` (the roofline this machine can reach)."""
     torch.set_num_threads(threads)
+    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    return _best_gflops(lambda: a @ b, 2 * n**3, seconds, sync)
+
+
+def gemm_shapes(cfg: ModelConfig, batch: int, n_seeds: int) -> list[tuple[int, int, int, int]]:
+    """(seeds, rows, inner, cols) of the forward's seed-batched matmuls: per layer the fused QKV
+    projection, the output projection and the two MLP matmuls, then the unembedding. (The
+    backward runs the same products transposed; attention scores run inside SDPA.)"""
+    M, d = batch * cfg.seq_len, cfg.d_model
+    per_layer = [(n_seeds, M, d, 3 * d), (n_seeds, M, d, d), (n_seeds, M, d, cfg.d_mlp), (n_seeds, M, cfg.d_mlp, d)]
+    return per_layer * cfg.n_layer + [(n_seeds, M, d, cfg.vocab_size)]
+
+
+def shape_ceiling(shapes: list[tuple[int, int, int, int]], dtype: torch.dtype, seconds: float = 0.5,
+                  device: str = "cpu") -> float:
+    """GFLOP/s of running every matmul in `shapes` at its own best speed: total FLOPs over the
+    summed best times (the ceiling a step made only of these GEMMs could reach)."""
+    total_flops = total_time = 0.0
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    for E, M, K, N in dict.fromkeys(shapes):
+        a = torch.randn(E, M, K, device=device, dtype=dtype)
+        b = torch.randn(E, K, N, device=device, dtype=dtype)
+        flops = 2.0 * E * M * K * N
+        gflops = _best_gflops(lambda: torch.bmm(a, b), flops, seconds, sync)
+        count = shapes.count((E, M, K, N))
+        total_flops += flops * count
+        total_time += flops * count / (gflops * 1e9)
+    return total_flops / total_time / 1e9
+
+
+def _model_of(task_name: str, section: dict):
     module = task_module(task_name)
-    train = section["train"]
-    task = module.task_tensors(module.build_task(section["task"]), section["task"]).to(torch.device(device))
-    cfg = module.model_config(section["model"], module.layout_of(section["task"]))
-    seeds = list(range(n_group))
-    model = SeedTransformer(cfg, seeds).to(device)
-    opt = make_optimizer(model, train)
-    forward = training_forward(model, train, None)
-    B = train["batch_size"]
+    task = module.task_tensors(module.build_task(section["task"]), section["task"])
+    return task, module.model_config(section["model"], module.layout_of(section["task"]))
 
-    def step(i: int) -> None:
-        tokens = torch.stack([task.sampler(B, batch_generator(s, i)) for s in seeds])
-        train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"])
 
+def _timed(step, seconds: float, device: str) -> tuple[int, float, float]:
     warm = time.perf_counter()
     for i in range(3):  # with train.compile, the first steps compile (timed apart)
         step(i)
@@ -79,45 +111,91 @@ def _measure(args: tuple) -> dict:
         n += 1
     if device == "cuda":
         torch.cuda.synchronize()
-    elapsed = time.perf_counter() - start
+    return n, time.perf_counter() - start, warmup_s
+
+
+def _peak_mib(device: str) -> float:
+    return round(torch.cuda.max_memory_allocated() / 2**20 if device == "cuda"
+                 else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _measure(args: tuple) -> dict:
+    config_name, task_name, section, n_group, threads, seconds, device = args
+    keep_freed_memory()
+    torch.set_num_threads(threads)
+    train = section["train"]
+    task, cfg = _model_of(task_name, section)
+    task = task.to(torch.device(device))
+    seeds = list(range(n_group))
+    model = SeedTransformer(cfg, seeds).to(device)
+    opt = make_optimizer(model, train)
+    forward = training_forward(model, train, None)
+    B = train["batch_size"]
+
+    def step(i: int) -> None:
+        tokens = torch.stack([task.sampler(B, batch_generator(s, i)) for s in seeds])
+        train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"], precision=train["precision"])
+
+    n, elapsed, warmup_s = _timed(step, seconds, device)
     # The analytic count covers attention blocks only; other mixers report throughput alone.
     flops = train_flops_per_step(cfg, B) * n_group if cfg.mixer == "attention" else float("nan")
-    peak = (torch.cuda.max_memory_allocated() / 2**20 if device == "cuda"
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return {"config": config_name, "task": task_name, "seeds_per_group": n_group, "steps": n,
             "steps_per_s": n / elapsed, "seed_steps_per_s": n * n_group / elapsed,
-            "gflop_per_s": flops * n / elapsed / 1e9, "peak_memory_mib": round(peak, 1),
-            "model": cfg.to_dict(), "batch_size": B, "compile": train["compile"], "warmup_s": round(warmup_s, 1)}
+            "gflop_per_s": flops * n / elapsed / 1e9, "peak_memory_mib": _peak_mib(device),
+            "model": cfg.to_dict(), "batch_size": B, "compile": train["compile"], "precision": train["precision"],
+            "threads": threads, "warmup_s": round(warmup_s, 1)}
 
 
-def configurations(compile_mode: str = "none") -> dict[str, tuple[str, dict]]:
-    """name -> (task section, its params): the paper's linear-map setting, this repo's default
-    one, the default cellular-automata setting, each also as `<name>+compiled` (train.compile =
-    compile_mode) unless that is "none", and every architecture of the mixer comparison."""
+def _measure_plain(args: tuple) -> dict:
+    """The plain loop: one seed, one nn.Module, stock AdamW, float32, eager."""
+    config_name, task_name, section, threads, seconds, device = args
+    keep_freed_memory()
+    torch.set_num_threads(threads)
+    train = section["train"]
+    task, cfg = _model_of(task_name, section)
+    task = task.to(torch.device(device))
+    model = PlainTransformer(cfg).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
+                            weight_decay=train["weight_decay"])
+    B = train["batch_size"]
+    weights = task.loss_weights
+
+    def step(i: int) -> None:
+        plain_step(model, opt, task.sampler(B, batch_generator(0, i)), weights, train["grad_clip"])
+
+    n, elapsed, _ = _timed(step, seconds, device)
+    return {"config": config_name, "steps": n, "seed_steps_per_s": n / elapsed, "threads": threads,
+            "gflop_per_s": train_flops_per_step(cfg, B) * n / elapsed / 1e9, "peak_memory_mib": _peak_mib(device)}
+
+
+BASE_CONFIGS = ("paper", "default", "cellular_automata")
+LAYOUT_CONFIGS = ("paper", "default")
+
+
+def configurations(compile_mode: str = "none", precisions=PRECISIONS) -> dict[str, tuple[str, dict, bool]]:
+    """name -> (task section, its params, every group size?): the base configurations in each
+    precision (`+bf16`), their `+compiled` variants at their own seeds_per_group (unless
+    compile_mode is "none"), and every mixer architecture in each precision."""
     paper, default = load_params(profile="paper"), load_params(profile="default")
-    out = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
-           "cellular_automata": ("cellular_automata", default["cellular_automata"])}
-    if compile_mode != "none":
-        for name, (task, section) in list(out.items()):
-            out[f"{name}+compiled"] = (task, {**section, "train": {**section["train"], "compile": compile_mode}})
-    # Every architecture of the mixer comparison at its first linear-map setting (default profile).
+    base = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
+            "cellular_automata": ("cellular_automata", default["cellular_automata"])}
     sweep = default["sweeps"]["mixers"]
     task, overrides, _ = settings(sweep)[0]
     for name, arch in sweep["architectures"].items():  # every architecture, whatever its profiles
-        out[f"mixers/{name}"] = (task, cell_config(default, task, overrides, arch)[task])
+        base[f"mixers/{name}"] = (task, cell_config(default, task, overrides, arch)[task])
+    out = {}
+    for name, (task, section) in base.items():
+        for precision in precisions:
+            suffix = "+bf16" if precision != "float32" else ""
+            train = {**section["train"], "precision": precision}
+            out[name + suffix] = (task, {**section, "train": train}, True)
+            if compile_mode != "none" and name in BASE_CONFIGS:
+                out[f"{name}+compiled{suffix}"] = (task, {**section, "train": {**train, "compile": compile_mode}}, False)
     return out
 
 
-def _gpu_ceiling() -> float:
-    a = torch.randn(8192, 8192, device="cuda")
-    for _ in range(3):
-        a @ a
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(10):
-        a @ a
-    torch.cuda.synchronize()
-    return 10 * 2 * 8192**3 / (time.perf_counter() - t) / 1e9
+def _gpu_ceiling(dtype: torch.dtype = torch.float32) -> float:
+    return matmul_ceiling(torch.get_num_threads(), dtype, n=8192, seconds=2.0, device="cuda")
 
 
 def _median(xs: list[float]) -> float:
@@ -126,33 +204,84 @@ def _median(xs: list[float]) -> float:
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
+def _summary(values: list[float]) -> dict:
+    return {"median": _median(values), "range": [min(values), max(values)]}
+
+
+def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float, device: str) -> dict:
+    """Seed-steps/s of one process with `threads` threads, and of `threads` one-thread processes
+    training at once (summed), at the section's seeds_per_group."""
+    g = section["train"]["seeds_per_group"]
+    with ctx.Pool(1) as pool:
+        one = pool.apply(_measure, (("layout", task, section, g, threads, seconds, device),))["seed_steps_per_s"]
+    with ctx.Pool(threads) as pool:
+        rows = pool.map(_measure, [("layout", task, section, g, 1, seconds, device)] * threads)
+    return {"one_process": one, "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
+
+
 def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
         only: list[str] | None = None, compile_mode: str = "none") -> dict:
     """Every (configuration, seeds per batch) is measured once per round, rounds interleaved, and
-    the matmul ceiling once per round: a shared VM's speed drifts by +-15% over minutes, so each
+    the ceilings once per round: a shared VM's speed drifts by +-15% over minutes, so each
     round's throughput is divided by that round's ceiling and the medians over rounds reported."""
     ctx = mp.get_context("spawn")
+    dev = torch.device(device)
+    bf16_ok, bf16_why = bf16_support(dev)
+    precisions = [p for p in PRECISIONS if p == "float32" or bf16_ok]
+    configs = {name: c for name, c in configurations(compile_mode, precisions).items()
+               if not only or any(name.startswith(prefix) for prefix in only)}
+    torch.set_num_threads(threads)
+    shape_ceilings: dict[tuple[str, int], float] = {}
+    for name, (task_name, section, _) in configs.items():
+        _, cfg = _model_of(task_name, section)
+        if cfg.mixer == "attention":
+            for g in groups + [section["train"]["seeds_per_group"]]:
+                key = (section["train"]["precision"], g, json.dumps(cfg.to_dict()), section["train"]["batch_size"])
+                if key not in shape_ceilings:
+                    shapes = gemm_shapes(cfg, section["train"]["batch_size"], g)
+                    shape_ceilings[key] = shape_ceiling(shapes, DTYPES[key[0]], device=device)
     samples: dict[tuple[str, int], list[dict]] = {}
-    ceilings = []
+    ceilings: dict[str, list[float]] = {p: [] for p in precisions}
+    plain: dict[str, list[float]] = {}
+    layout: dict[str, list[dict]] = {}
     for r in range(rounds):
-        ceiling = matmul_ceiling(threads) if device == "cpu" else _gpu_ceiling()
-        ceilings.append(ceiling)
-        for name, (task_name, section) in configurations(compile_mode).items():
-            if only and not any(name.startswith(prefix) for prefix in only):
-                continue
-            for g in groups:
+        for p in precisions:
+            ceilings[p].append(matmul_ceiling(threads, DTYPES[p]) if device == "cpu" else _gpu_ceiling(DTYPES[p]))
+        for name, (task_name, section, all_groups) in configs.items():
+            precision = section["train"]["precision"]
+            for g in (groups if all_groups else [section["train"]["seeds_per_group"]]):
                 with ctx.Pool(1) as pool:
                     row = pool.apply(_measure, ((name, task_name, section, g, threads, seconds, device),))
-                row["fraction_of_matmul_ceiling"] = row["gflop_per_s"] / ceiling
+                key = (precision, g, json.dumps(row["model"]), row["batch_size"])
+                row["fraction_of_matmul_ceiling"] = row["gflop_per_s"] / ceilings[precision][-1]
+                row["fraction_of_shape_ceiling"] = row["gflop_per_s"] / shape_ceilings.get(key, float("nan"))
                 samples.setdefault((name, g), []).append(row)
-                print(f"round {r + 1}/{rounds} {name:26s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
+                print(f"round {r + 1}/{rounds} {name:32s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
                       f"{row['seed_steps_per_s']:8.2f} seed-steps/s  {row['gflop_per_s']:7.1f} GFLOP/s "
-                      f"({row['fraction_of_matmul_ceiling']:.0%} of {ceiling:.0f})  peak {row['peak_memory_mib']:.0f} MiB",
+                      f"({row['fraction_of_matmul_ceiling']:.0%} of {ceilings[precision][-1]:.0f}, "
+                      f"{row['fraction_of_shape_ceiling']:.0%} at its shapes)  peak {row['peak_memory_mib']:.0f} MiB",
                       flush=True)
+        for name in BASE_CONFIGS:
+            if name in configs:
+                task_name, section, _ = configs[name]
+                with ctx.Pool(1) as pool:
+                    row = pool.apply(_measure_plain, ((name, task_name, section, threads, seconds, device),))
+                plain.setdefault(name, []).append(row["seed_steps_per_s"])
+                print(f"round {r + 1}/{rounds} plain loop {name:21s}: {row['seed_steps_per_s']:8.2f} seed-steps/s",
+                      flush=True)
+        if device == "cpu" and threads > 1:
+            for name in LAYOUT_CONFIGS:
+                for p in precisions:
+                    full = name + ("+bf16" if p != "float32" else "")
+                    if full in configs:
+                        task_name, section, _ = configs[full]
+                        layout.setdefault(full, []).append(
+                            _process_layout(ctx, task_name, section, threads, seconds, device))
     rows = []
     for (name, g), runs in samples.items():
         row = dict(runs[0])
-        for key in ("steps_per_s", "seed_steps_per_s", "gflop_per_s", "fraction_of_matmul_ceiling"):
+        for key in ("steps_per_s", "seed_steps_per_s", "gflop_per_s", "fraction_of_matmul_ceiling",
+                    "fraction_of_shape_ceiling"):
             values = [x[key] for x in runs]
             row[key] = _median(values)
             row[key + "_range"] = [min(values), max(values)]
@@ -170,16 +299,32 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     for name in dict.fromkeys(r["config"] for r in rows):
         mine = [r for r in rows if r["config"] == name]
         top = max(mine, key=lambda r: r["seed_steps_per_s"])
-        best[name] = {"compile": top["compile"], "seeds_per_group": top["seeds_per_group"], "seed_steps_per_s": top["seed_steps_per_s"],
+        best[name] = {"compile": top["compile"], "precision": top["precision"], "seeds_per_group": top["seeds_per_group"],
+                      "seed_steps_per_s": top["seed_steps_per_s"],
                       "fraction_of_matmul_ceiling": top["fraction_of_matmul_ceiling"],
+                      "fraction_of_shape_ceiling": top["fraction_of_shape_ceiling"],
                       "per_seed_speedup_vs_one": top.get("per_seed_speedup_vs_one"),
                       "slower_per_seed_than_one": [r["seeds_per_group"] for r in mine
                                                    if r.get("per_seed_speedup_vs_one", 1.0) < 1.0]}
+    vs_plain = {}
+    for name, values in plain.items():
+        variants = {k: v for k, v in best.items() if k == name or k.startswith(name + "+")}
+        top = max(variants, key=lambda k: variants[k]["seed_steps_per_s"])
+        vs_plain[name] = {"plain_loop_seed_steps_per_s": _summary(values), "best_variant": top,
+                          "ratio": variants[top]["seed_steps_per_s"] / _median(values),
+                          "float32_eager_ratio": variants[name]["seed_steps_per_s"] / _median(values)
+                          if name in variants else None}
+    layouts = {name: {"one_process_seed_steps_per_s": _summary([x["one_process"] for x in runs]),
+                      "one_thread_processes_seed_steps_per_s": _summary([x["one_thread_processes"] for x in runs]),
+                      "ratio": _median([x["one_thread_processes"] / x["one_process"] for x in runs])}
+               for name, runs in layout.items()}
     return {"device": device, "threads": threads, "machine": platform.processor() or platform.machine(),
-            "torch": torch.__version__, "rounds": rounds, "matmul_ceiling_gflop_per_s": _median(ceilings),
-            "matmul_ceiling_range": [min(ceilings), max(ceilings)],
+            "torch": torch.__version__, "rounds": rounds, "bf16": {"fast": bf16_ok, "why": bf16_why},
+            "matmul_ceiling_gflop_per_s": {p: _summary(v) for p, v in ceilings.items()},
+            "shape_ceilings_gflop_per_s": [{"precision": k[0], "seeds_per_group": k[1], "model": json.loads(k[2]),
+                                            "batch_size": k[3], "gflop_per_s": v} for k, v in shape_ceilings.items()],
             "flop_counting": "analytic: 3 x forward matmul FLOPs (2 per multiply-add), causal attention counted at half",
-            "results": rows, "best": best}
+            "results": rows, "best": best, "vs_plain_loop": vs_plain, "process_layout": layouts}
 
 
 def _json_safe(x):
@@ -212,8 +357,9 @@ def main() -> None:
                  only, args.compile)
     result = _json_safe(result)
     write_json(result, Path(args.out))
-    print(f"matmul ceiling {result['matmul_ceiling_gflop_per_s']:.0f} GFLOP/s; best: "
-          + json.dumps(result["best"], indent=1))
+    print("matmul ceilings (GFLOP/s): " + json.dumps(result["matmul_ceiling_gflop_per_s"]))
+    print("against the plain loop: " + json.dumps(result["vs_plain_loop"], indent=1))
+    print("process layout: " + json.dumps(result["process_layout"], indent=1))
     print(f"wrote {args.out}")
 
 

@@ -93,6 +93,9 @@ def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -
         ("package version", emergence.__version__),
         ("code version (library source hash)", f"`{code_version()}`"),
         ("profile", f"**{params['profile']}**"),
+        ("training precision (train.precision)", ", ".join(
+            f"{section}: {params[section]['train']['precision']}"
+            for section in ("linear_map", "cellular_automata", "language_model"))),
         ("dvc.lock sha256 (upstream stages)", f"`{sha256_of(root / 'dvc.lock')}`"),
         ("renderer", renderer),
         ("rendered at", rendered_at),

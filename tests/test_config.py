@@ -47,6 +47,8 @@ def test_paper_profile_carries_the_paper_model():
      "finite"),
     (lambda p: p["language_model"]["corpus"]["mixture"].update(noise=float("inf")), "language_model.corpus.mixture.noise",
      "finite"),
+    (lambda p: p["linear_map"]["train"].update(precision="fp16"), "linear_map.train.precision", "bf16-autocast"),
+    (lambda p: p["sweeps"]["precision"].update(tasks=["corpus"]), "sweeps.precision.tasks", "unknown task"),
 ])
 def test_bad_values_name_the_key_and_range(tmp_path, mutate, key, fragment):
     root = write_params(tmp_path, mutate)

@@ -155,7 +155,8 @@ def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
         out = sh(["dvc", "repro"], smoke_repo)
         ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
         assert ran == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
-                       "attention_bias_summary", "sweep_mixers_summary", "report_notebooks", "report_render"}, ran
+                       "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary", "report_notebooks",
+                       "report_render"}, ran
         assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar
     finally:
         params.write_text(original)

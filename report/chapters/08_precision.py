@@ -1,0 +1,98 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Numeric precision
+#
+# Every claim here is read from training dynamics, so a faster training precision is only
+# usable if it leaves those dynamics alone. Under `train.precision: bf16-autocast` the
+# training forward's matmuls run in bfloat16 (weights, optimiser state, loss and every
+# evaluation stay float32; the CPU attention kernel and the recurrent mixers' scans stay
+# float32 too). The default cells of the linear map and of the cellular automata are trained
+# in both precisions with the same seeds and data, and compared on the statistics the claims
+# use: Kaplan-Meier medians of the plateau end and of emergence, the mean final loss and the
+# median per-unit jump width, each with a bootstrap interval over seeds. A statistic *differs*
+# when either precision's value lies outside the other's interval; a task whose statistics
+# differ keeps float32.
+
+# %% tags=["parameters"]
+max_figure_seeds = 16
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from emergence.reporting import fmt, load, load_folder, md, setup_style, table
+
+setup_style()
+summary = load("precision_summary")
+cells = load_folder("precision_cells")
+precisions = [str(p) for p in summary["precision"].values]
+palette = dict(zip(precisions, sns.color_palette("colorblind", len(precisions))))
+TASK_NAME = {"linear_map": "linear map", "cellular_automata": "cellular automata"}
+defaults = dict(item.split(":") for item in summary.attrs["default_precision"].split(","))
+
+
+def interval(task, precision, statistic):
+    v = summary["value"].sel(task=task, precision=precision, statistic=statistic).values
+    return f"{fmt(v[0], 4)} [{fmt(v[1], 4)}, {fmt(v[2], 4)}]"
+
+
+# %% [markdown]
+# ## Verdicts
+
+# %%
+rows = []
+for task in summary["task"].values:
+    task = str(task)
+    ds = cells[task]
+    rows.append({"task": TASK_NAME.get(task, task), "seeds": ds.sizes["seed"], "steps": int(ds["step"].values[-1]),
+                 "verdict": str(summary["verdict"].sel(task=task).values),
+                 "default precision of this run": defaults[task],
+                 "why": str(summary["reasons"].sel(task=task).values) or "every statistic inside the other's interval"})
+md(table(pd.DataFrame(rows), index=False).data)
+
+# %% [markdown]
+# ## The statistics side by side
+#
+# Value [interval] per precision; steps for the medians and widths, nats for the loss.
+
+# %%
+LABEL = {"plateau_end_step": "plateau end (KM median)", "emergence_step": "emergence (KM median)",
+         "final_loss": "final loss (mean)", "unit_transition_width": "per-unit jump width (median)"}
+rows = []
+for task in summary["task"].values:
+    for statistic in summary["statistic"].values:
+        row = {"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic))}
+        row.update({p: interval(task, p, statistic) for p in precisions})
+        rows.append(row)
+md(table(pd.DataFrame(rows), index=False).data)
+
+# %% [markdown]
+# ## Learning curves in both precisions
+
+# %%
+#| label: fig-precision-curves
+#| fig-cap: "Accuracy against training step for every seed of the default cells, float32 and bfloat16 autocast (colours), one panel per task. The same seed sees the same batches in both."
+tasks = [str(t) for t in summary["task"].values]
+fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.4), squeeze=False)
+for ax, task in zip(axes[0], tasks):
+    ds = cells[task]
+    for j, precision in enumerate(ds["precision"].values):
+        acc = ds["accuracy"].isel(precision=j).values[:max_figure_seeds]
+        for k, curve in enumerate(acc):
+            ax.plot(ds["step"].values, curve, color=palette[str(precision)], lw=0.9, alpha=0.8,
+                    label=str(precision) if k == 0 else None)
+    ax.set_title(TASK_NAME.get(task, task))
+    ax.set_xlabel("step")
+axes[0][0].set_ylabel("accuracy")
+axes[0][-1].legend(fontsize=8, loc="lower right")
+fig.tight_layout()

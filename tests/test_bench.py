@@ -1,0 +1,42 @@
+"""make bench's pieces: GEMM shapes that add up to the analytic FLOP count, and the plain loop."""
+import math
+
+import torch
+
+from emergence.bench import configurations, gemm_shapes, shape_ceiling
+from emergence.model import ModelConfig
+from emergence.plain_loop import PlainTransformer, plain_step
+from emergence.train import train_flops_per_step
+
+
+def test_gemm_shapes_are_the_analytic_count_less_attention_scores_and_embedding():
+    cfg = ModelConfig(vocab_size=3, seq_len=33, n_layer=2, d_model=64, n_head=8, d_mlp=256)
+    B, E = 16, 4
+    gemm = 3 * sum(2 * e * m * k * n for e, m, k, n in gemm_shapes(cfg, B, E))
+    d, T = cfg.d_model, cfg.seq_len
+    scores = 3 * cfg.n_layer * 2 * T * d * B * T * E          # causal, counted at half, both matmuls
+    embedding = 3 * 2 * cfg.vocab_size * d * B * T * E
+    assert math.isclose(gemm + scores + embedding, train_flops_per_step(cfg, B) * E)
+
+
+def test_shape_ceiling_is_a_rate():
+    rate = shape_ceiling([(2, 64, 16, 48), (2, 64, 16, 48), (2, 64, 48, 16)], torch.float32, seconds=0.05)
+    assert 0 < rate < 1e6
+
+
+def test_every_configuration_comes_in_each_precision_asked():
+    names = configurations("default", precisions=("float32", "bf16-autocast"))
+    assert {"default", "default+bf16", "default+compiled", "default+compiled+bf16", "paper+bf16"} <= set(names)
+    task, section, all_groups = names["default+compiled+bf16"]
+    assert section["train"]["precision"] == "bf16-autocast" and section["train"]["compile"] == "default"
+    assert not all_groups and names["default"][2]
+    assert not any("+compiled" in n for n in configurations("none", precisions=("float32",)))
+
+
+def test_plain_loop_starts_at_chance_and_learns():
+    cfg = ModelConfig(vocab_size=2, seq_len=12, n_layer=1, d_model=16, n_head=2, d_mlp=32)
+    model = PlainTransformer(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    tokens = torch.randint(0, 2, (8, 12), generator=torch.Generator().manual_seed(0))
+    losses = [plain_step(model, opt, tokens, torch.ones(11), 1.0) for _ in range(40)]
+    assert abs(losses[0] - math.log(2)) < 0.2 and losses[-1] < losses[0] - 0.1
