@@ -135,7 +135,7 @@ def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) ->
     keep = {k: cells[0].attrs[k] for k in ("model_config", "code_version", "schema_version", "chance_loss",
                                            "eval_sequences")}
     keep.update({k: cells[0].attrs[k] for k in ("device", "precision", "threads")
-                 if len({c.attrs.get(k) for c in cells}) == 1})  # else each cell's own config says it
+                 if k in cells[0].attrs and len({c.attrs.get(k) for c in cells}) == 1})  # else per cell, in its config
     keep.update({k: cells[0].attrs[k] for k in ("chance_accuracy",) if k in cells[0].attrs})
     ds = xr.concat([c.drop_attrs() for c in cells], dim=xr.DataArray(values, dims=dim, name=dim),
                    coords="minimal", compat="override", join="exact")
