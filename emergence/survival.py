@@ -1,0 +1,115 @@
+"""Survival statistics over seeds: Kaplan-Meier and log-rank, stratified where settings share a
+comparison, and Benjamini-Hochberg across a scorecard.
+
+A seed that never reaches an event (leaving the plateau, emerging, solving) within its budget
+is right-censored at the budget and stays in every statistic; the seed is the unit.
+Kaplan-Meier comes from scipy.stats.ecdf on CensoredData and the two-sample log-rank from
+scipy.stats.logrank. scipy has no stratified log-rank, so `stratified_logrank` sums each
+stratum's observed-minus-expected events and their variances (an event-less stratum adds
+nothing to either, unlike a Stouffer sum of per-stratum z, where it adds 0 to the numerator
+and still grows the denominator); on one stratum it is tested to equal scipy's statistic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+from scipy import stats
+
+
+def _arrays(times, censored) -> tuple[np.ndarray, np.ndarray]:
+    t, c = np.asarray(times, dtype=float), np.asarray(censored, dtype=bool)
+    if t.shape != c.shape or t.ndim != 1:
+        raise ValueError(f"times and censored: one flag per time, got shapes {t.shape} and {c.shape}")
+    if not np.isfinite(t).all():
+        raise ValueError("times: every time must be finite (a censored seed is censored at its budget)")
+    return t, c
+
+
+def censored_data(times, censored) -> stats.CensoredData:
+    t, c = _arrays(times, censored)
+    return stats.CensoredData(uncensored=t[~c], right=t[c])
+
+
+def km_survival(times, censored) -> tuple[np.ndarray, np.ndarray]:
+    """Kaplan-Meier P(no event yet) as a right-continuous step function from (0, 1):
+    (event times with 0 prepended, survival just after each)."""
+    t, c = _arrays(times, censored)
+    if not (~c).any():
+        return np.array([0.0]), np.array([1.0])
+    sf = stats.ecdf(censored_data(t, c)).sf
+    at_event = np.isin(sf.quantiles, t[~c])  # scipy also lists censoring times, where nothing drops
+    return (np.concatenate([[0.0], sf.quantiles[at_event]]),
+            np.concatenate([[1.0], sf.probabilities[at_event]]))
+
+
+def km_median(times, censored) -> float:
+    """First time at which Kaplan-Meier survival is <= 0.5; inf when it never gets there."""
+    t, s = km_survival(times, censored)
+    below = np.flatnonzero(s <= 0.5)
+    return float(t[below[0]]) if below.size else float("inf")
+
+
+@dataclass(frozen=True)
+class LogRank:
+    """A (stratified) log-rank comparison of groups a and b."""
+    z: float                        # (O - E) / sqrt(V) of group a: > 0 when a has its events earlier
+    p_two_sided: float
+    p_a_earlier: float              # one-sided, alternative: a's hazard is higher
+    observed_minus_expected: float
+    variance: float
+    events: int                     # events in both groups, every stratum
+    strata: int
+
+    @property
+    def decidable(self) -> bool:
+        """False when no stratum has an event in a risk set holding both groups: no test exists."""
+        return self.variance > 0
+
+
+def logrank_terms(times_a, censored_a, times_b, censored_b) -> tuple[float, float, int]:
+    """(O_a - E_a, V_a, events) of one stratum, in the notation of scipy.stats.logrank."""
+    ta, ca = _arrays(times_a, censored_a)
+    tb, cb = _arrays(times_b, censored_b)
+    t, c = np.concatenate([ta, tb]), np.concatenate([ca, cb])
+    in_a = np.concatenate([np.ones(len(ta), bool), np.zeros(len(tb), bool)])
+    o_minus_e = variance = 0.0
+    for time in np.unique(t[~c]):
+        at_risk = t >= time
+        n, n_a = int(at_risk.sum()), int((at_risk & in_a).sum())
+        event = (t == time) & ~c
+        d, d_a = int(event.sum()), int((event & in_a).sum())
+        o_minus_e += d_a - d * n_a / n
+        if n > 1:
+            variance += d * (n_a / n) * (1 - n_a / n) * (n - d) / (n - 1)
+    return o_minus_e, variance, int((~c).sum())
+
+
+def stratified_logrank(strata: Iterable[tuple]) -> LogRank:
+    """Log-rank over strata, each (times_a, censored_a, times_b, censored_b): z = sum(O - E) / sqrt(sum V)."""
+    o_minus_e = variance = 0.0
+    events = n = 0
+    for stratum in strata:
+        d_oe, d_v, d_events = logrank_terms(*stratum)
+        o_minus_e, variance, events, n = o_minus_e + d_oe, variance + d_v, events + d_events, n + 1
+    if variance <= 0:
+        return LogRank(0.0, float("nan"), float("nan"), o_minus_e, 0.0, events, n)
+    z = o_minus_e / np.sqrt(variance)
+    return LogRank(float(z), float(2 * stats.norm.sf(abs(z))), float(stats.norm.sf(z)), o_minus_e, variance,
+                   events, n)
+
+
+def logrank(times_a, censored_a, times_b, censored_b) -> LogRank:
+    return stratified_logrank([(times_a, censored_a, times_b, censored_b)])
+
+
+def benjamini_hochberg(p_values) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control); NaN (a test
+    that could not be made) stays NaN and does not count towards the number of tests."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = stats.false_discovery_control(p[ok], method="bh")
+    return out

@@ -1,0 +1,72 @@
+"""Survival statistics: scipy's Kaplan-Meier and log-rank, and the stratified log-rank built on them."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from emergence import analysis as an
+from emergence.survival import benjamini_hochberg, km_median, km_survival, logrank, stratified_logrank
+
+
+def test_km_median_by_hand():
+    assert km_median([100, 200, 300, 400], [0, 0, 0, 0]) == 200
+    # one censored before the median: survival 1 -> 3/4 at 100, -> 3/4 * 1/2 at 300
+    assert km_median([100, 150, 300, 400], [0, 1, 0, 0]) == 300
+    assert km_median([100, 500, 500], [0, 1, 1]) == math.inf   # never below one half
+    assert km_median([500, 500], [1, 1]) == math.inf           # no event at all
+    t, s = km_survival([100, 150, 300, 400], [0, 1, 0, 0])
+    np.testing.assert_allclose(t, [0, 100, 300, 400])
+    np.testing.assert_allclose(s, [1, 0.75, 0.375, 0.0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_km_median_agrees_with_the_own_implementation(seed):
+    rng = np.random.default_rng(seed)
+    t = rng.integers(1, 20, size=12).astype(float) * 50
+    c = rng.random(12) < 0.3
+    assert km_median(t, c) == an.km_median(t, c)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_one_stratum_is_scipys_logrank(seed):
+    rng = np.random.default_rng(seed)
+    ta, tb = rng.exponential(300, 8).round(), rng.exponential(600, 8).round() + 1
+    ca, cb = ta > 700, tb > 700
+    ta, tb = np.minimum(ta, 700), np.minimum(tb, 700)
+    ours = logrank(ta, ca, tb, cb)
+    ref = stats.logrank(stats.CensoredData(uncensored=ta[~ca], right=ta[ca]),
+                        stats.CensoredData(uncensored=tb[~cb], right=tb[cb]))
+    assert ours.z == pytest.approx(float(ref.statistic), rel=1e-9)
+    assert ours.p_two_sided == pytest.approx(float(ref.pvalue), rel=1e-9)
+    assert ours.z == pytest.approx(an.logrank_test(ta, ca, tb, cb)[0], rel=1e-9)
+
+
+def test_an_event_less_stratum_changes_nothing():
+    early = ([100, 120, 150, 200], [0, 0, 0, 0], [400, 450, 500, 500], [0, 0, 1, 1])
+    silent = ([1000, 1000], [1, 1], [1000, 1000], [1, 1])
+    one, both = stratified_logrank([early]), stratified_logrank([early, silent])
+    assert both.z == one.z and both.p_a_earlier == one.p_a_earlier and both.strata == 2
+    # Stouffer would have divided by sqrt(2): the defect the stratified sum avoids
+    assert one.z / math.sqrt(2) != pytest.approx(both.z)
+    twice = stratified_logrank([early, early])
+    assert twice.z == pytest.approx(one.z * math.sqrt(2))
+    assert one.z > 0 and one.p_a_earlier < 0.05
+
+
+def test_no_events_cannot_be_decided():
+    none = stratified_logrank([([1000, 1000], [1, 1], [1000], [1])])
+    assert not none.decidable and math.isnan(none.p_two_sided) and none.events == 0
+
+
+def test_times_must_be_finite():
+    with pytest.raises(ValueError, match="finite"):
+        logrank([100, math.inf], [0, 1], [200], [0])
+
+
+def test_benjamini_hochberg_by_hand_and_skips_missing():
+    p = [0.01, 0.04, 0.03, 0.2]
+    # sorted 0.01, 0.03, 0.04, 0.2 -> 0.04, 0.0533, 0.0533, 0.2
+    np.testing.assert_allclose(benjamini_hochberg(p), [0.04, 0.16 / 3, 0.16 / 3, 0.2])
+    out = benjamini_hochberg([0.01, np.nan, 0.04])
+    assert np.isnan(out[1]) and out[0] == pytest.approx(0.02) and out[2] == pytest.approx(0.04)
