@@ -18,7 +18,8 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from emergence.survival import km_median, logrank
+from emergence.survival import (LogRank, km_median, km_quantile, logrank, seed_permutation_logrank,
+                                 stratified_logrank)
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "needs the paper profile")
 POWER = 0.8  # the power at which `detectable` is stated
@@ -37,6 +38,7 @@ class Verdict:
     detectable: str                  # the smallest effect this test could detect here
     verdict: str
     reason: str
+    p_value: float = float("nan")    # the rule's test, one-sided where the claim has a direction (NaN: none)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -77,18 +79,39 @@ def _ratio(a: float, b: float) -> float:
     return 0.0 if a == math.inf else b / a
 
 
+def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
+    values = np.asarray(values, dtype=float)
+    if np.isnan(values).all():
+        return float("nan"), float("nan")
+    lo, hi = np.nanquantile(values, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
+def _resample(arm: Arm, rng: np.random.Generator) -> Arm:
+    i = rng.integers(0, len(arm.times), len(arm.times))
+    return Arm(arm.times[i], arm.censored[i])
+
+
 def median_ratio_interval(a: Arm, b: Arm, level: float, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of KM median(b) / KM median(a), seeds resampled within each
     arm (an unreached median of b makes the ratio infinite, of a makes it 0)."""
+    return strata_ratio_interval([(a, b)], level, n_boot, seed)
+
+
+def _median_ratio(pairs) -> float:
+    ratios = np.array([_ratio(a.median, b.median) for a, b in pairs])
+    return float(np.nanmedian(ratios)) if not np.isnan(ratios).all() else float("nan")
+
+
+def strata_ratio_interval(pairs: Sequence[tuple[Arm, Arm]], level: float, n_boot: int = 2000,
+                          seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median over strata of KM median(b) / KM median(a),
+    seeds resampled within each arm of each stratum."""
     rng = np.random.default_rng(seed)
-    ratios = np.empty(n_boot)
+    boot = np.empty(n_boot)
     for i in range(n_boot):
-        ia, ib = rng.integers(0, len(a.times), len(a.times)), rng.integers(0, len(b.times), len(b.times))
-        ratios[i] = _ratio(km_median(a.times[ia], a.censored[ia]), km_median(b.times[ib], b.censored[ib]))
-    if np.isnan(ratios).all():
-        return float("nan"), float("nan")
-    lo, hi = np.nanquantile(ratios, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
-    return float(lo), float(hi)
+        boot[i] = _median_ratio([(_resample(a, rng), _resample(b, rng)) for a, b in pairs])
+    return _percentiles(boot, level)
 
 
 def detectable_hazard_ratio(events: int, alpha: float, power: float = POWER) -> float:
@@ -99,44 +122,387 @@ def detectable_hazard_ratio(events: int, alpha: float, power: float = POWER) -> 
     return math.exp(2 * (stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)) / math.sqrt(events))
 
 
-def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,
-                                  paper: str = "") -> Verdict:
-    """Claim 4 (automata): the plateau lengthens with the state size S.
 
-    Compares the smallest and the largest S: one-sided log-rank that the smallest leaves the
-    plateau earlier, and the ratio of KM medians (largest / smallest) against `min_ratio`.
-    reproduced: p < alpha and ratio >= min_ratio; not reproduced: the largest S leaves earlier
-    (p < alpha the other way), or the whole interval of the ratio lies below min_ratio;
-    needs the paper profile: every seed at the largest S censored and none at the smallest
-    (the budget, not the data, decides); inconclusive otherwise (too few seeds or events)."""
+def _fmt(x: float) -> str:
+    return "not reached" if x == math.inf else "n/a" if not math.isfinite(x) else f"{x:.3g}"
+
+
+def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: str, statistic: str, alpha: float,
+            min_ratio: float = 1.0, paper: str = "", budget: float | None = None, paper_budget: float | None = None,
+            shared_seeds: bool = False, n_perm: int = 2000) -> Verdict:
+    """Claims of the form "a has its event (leaves the plateau, emerges, solves) before b".
+
+    Each stratum is (label, a, b), one setting in which the two arms are compared. The test is
+    the stratified log-rank that a's hazard is higher (one-sided); where every stratum is
+    measured on the same seeds (`shared_seeds`, e.g. the capabilities of one trained model) its
+    p comes from reassigning whole seeds between the arms instead. The effect is the median
+    over strata of KM median(b) / KM median(a), with a bootstrap interval.
+    reproduced: p < alpha and the ratio >= min_ratio; partly: p < alpha but the ratio below it
+    (the direction holds, the size does not); not reproduced: otherwise, b significantly
+    earlier (p > 1 - alpha) or the ratio's whole interval below min_ratio; needs the paper profile: no event in a comparable risk set and a budget shorter
+    than the paper's; inconclusive otherwise, with what would decide it."""
+    if not strata:
+        raise ValueError(f"{claim}: no stratum to compare")
+    pairs = [(a, b) for _, a, b in strata]
+    if shared_seeds:
+        sizes = {(len(a.times), len(b.times)) for a, b in pairs}
+        if len(sizes) != 1:
+            raise ValueError(f"{claim}: shared seeds need the same seeds in every stratum")
+        stack = lambda arms, attr: np.stack([getattr(x, attr) for x in arms], axis=1)  # noqa: E731
+        test: LogRank = seed_permutation_logrank(stack([a for a, _ in pairs], "times"),
+                                                 stack([a for a, _ in pairs], "censored"),
+                                                 stack([b for _, b in pairs], "times"),
+                                                 stack([b for _, b in pairs], "censored"), n_perm)
+        n = len(pairs[0][0].times) + len(pairs[0][1].times)
+    else:
+        test = stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
+        n = sum(len(a.times) + len(b.times) for a, b in pairs)
+    censored = sum(int(a.censored.sum() + b.censored.sum()) for a, b in pairs)
+    ratio = _median_ratio(pairs)
+    lo, hi = strata_ratio_interval(pairs, 1 - alpha)
+    hr = detectable_hazard_ratio(test.events, alpha)
+    medians = "; ".join(f"{label}: {_fmt(a.median)} vs {_fmt(b.median)}" for label, a, b in strata)
+    common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, estimate=ratio,
+                  interval=(lo, hi), n=n, censored=censored, p_value=test.p_a_earlier,
+                  detectable=f"hazard ratio {hr:.3g} at {POWER:.0%} power ({test.events} events)")
+    short = budget is not None and paper_budget is not None and budget < paper_budget
+    if not test.decidable:
+        if short:
+            return Verdict(**common, verdict="needs the paper profile",
+                           reason=f"no seed had the event in either arm within {budget:,.0f} steps (the paper trains "
+                                  f"{paper_budget:,.0f}); KM medians {medians}")
+        return Verdict(**common, verdict="inconclusive",
+                       reason=f"no seed had the event in either arm within the budget: a longer budget decides "
+                              f"(KM medians {medians})")
+    p = test.p_a_earlier
+    detail = (f"KM medians {medians}; ratio {_fmt(ratio)} [{_fmt(lo)}, {_fmt(hi)}]"
+              + (f" against {min_ratio:g} asked" if min_ratio > 1 else "")
+              + f"; {'seed-permutation ' if shared_seeds else ''}log-rank p = {p:.3g}")
+    if p < alpha and ratio >= min_ratio:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if p < alpha:
+        return Verdict(**common, verdict="partly", reason=detail + ": earlier, by less than the factor asked")
+    if p > 1 - alpha or hi < min_ratio:
+        return Verdict(**common, verdict="not reproduced", reason=detail)
+    return Verdict(**common, verdict="inconclusive",
+                   reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g})"
+                          + (" or a longer budget" if short and censored else ""))
+
+
+def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,
+                                  paper: str = "", budget: float | None = None,
+                                  paper_budget: float | None = None) -> Verdict:
+    """Claim 4 (automata): the plateau lengthens with the state size S. The smallest S against
+    the largest by `earlier`: the smallest leaves the plateau first, and the largest's KM
+    median is at least `min_ratio` times longer."""
     sizes = sorted(arms)
     if len(sizes) < 2:
         raise ValueError("plateau_grows_with_state_size: needs at least two state sizes")
-    small, large = arms[sizes[0]], arms[sizes[-1]]
-    test = logrank(small.times, small.censored, large.times, large.censored)
-    ratio = _ratio(small.median, large.median)
-    lo, hi = median_ratio_interval(small, large, 1 - alpha)
-    n = len(small.times) + len(large.times)
-    censored = int(small.censored.sum() + large.censored.sum())
-    hr = detectable_hazard_ratio(test.events, alpha)
-    common = dict(claim="4 (automata)", statement="the loss plateau grows with the state size S", paper=paper,
-                  statistic=f"KM median plateau end, S = {sizes[-1]} over S = {sizes[0]}",
-                  estimate=ratio, interval=(lo, hi), n=n, censored=censored,
-                  detectable=f"hazard ratio {hr:.3g} at {POWER:.0%} power ({test.events} events)")
-    if not test.decidable:
+    return earlier([(f"S = {sizes[0]} vs {sizes[-1]}", arms[sizes[0]], arms[sizes[-1]])], claim="4 (automata)",
+                   statement="the loss plateau grows with the state size S", paper=paper,
+                   statistic=f"KM median plateau end, S = {sizes[-1]} over S = {sizes[0]}", alpha=alpha,
+                   min_ratio=min_ratio, budget=budget, paper_budget=paper_budget)
+
+
+def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartile_ratio: float, alpha: float,
+                            paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Claim 1: emergence happens at seed-dependent times. The statistic is the ratio of
+    Kaplan-Meier quartiles of the emergence step, q75 / q25 (infinite when more than a quarter
+    of the seeds never emerge within the budget while a quarter did): the slowest quarter of
+    seeds takes that many times as long as the fastest. reproduced: the interval's lower end
+    >= min_quartile_ratio; not reproduced: its upper end below it (the seeds emerge together);
+    inconclusive otherwise, or when fewer than a quarter of the seeds emerge."""
+    q25, q75 = km_quantile(arm.times, arm.censored, 0.25), km_quantile(arm.times, arm.censored, 0.75)
+    est = q75 / q25 if math.isfinite(q25) else float("nan")
+    rng = np.random.default_rng(seed)
+    boot = np.empty(n_boot)
+    for i in range(n_boot):
+        r = _resample(arm, rng)
+        b25, b75 = km_quantile(r.times, r.censored, 0.25), km_quantile(r.times, r.censored, 0.75)
+        boot[i] = b75 / b25 if math.isfinite(b25) else np.nan
+    lo, hi = _percentiles(boot, 1 - alpha)
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic="KM quartile ratio q75 / q25 of the emergence step across seeds", estimate=est,
+                  interval=(lo, hi), n=len(arm.times), censored=int(arm.censored.sum()),
+                  detectable=f"a quartile ratio of {min_quartile_ratio:g} once the interval excludes it")
+    if not math.isfinite(q25) or arm.events < 2:
         return Verdict(**common, verdict="inconclusive",
-                       reason="no seed left the plateau at either S within the budget: a longer budget decides")
-    if test.p_a_earlier < alpha and ratio >= min_ratio:
-        return Verdict(**common, verdict="reproduced",
-                       reason=f"S = {sizes[0]} leaves the plateau first (log-rank p = {test.p_a_earlier:.3g}), "
-                              f"median {ratio:.3g} times longer at S = {sizes[-1]}")
-    if test.p_a_earlier > 1 - alpha or hi < min_ratio:
-        return Verdict(**common, verdict="not reproduced",
-                       reason=f"median ratio {ratio:.3g} [{lo:.3g}, {hi:.3g}] against the {min_ratio:g} asked "
-                              f"(log-rank p = {test.p_a_earlier:.3g})")
+                       reason=f"{arm.events} of {len(arm.times)} seeds emerged: a longer budget or more seeds decide")
+    detail = f"q25 {_fmt(q25)}, q75 {_fmt(q75)}: ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] against {min_quartile_ratio:g}"
+    if lo >= min_quartile_ratio:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if hi < min_quartile_ratio:
+        return Verdict(**common, verdict="not reproduced", reason=detail + ": the seeds emerge together")
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, statement: str, max_ratio: float,
+                     alpha: float, paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Claim 1: each capability emerges abruptly. `ratio[seed, unit]` is a unit's jump width
+    (plateau end to solved) over its emergence step; a unit that left the plateau but never
+    solved carries (budget - plateau end) / emergence step, censored (a lower bound); NaN where
+    the unit never left the plateau (no jump to measure). The statistic is the Kaplan-Meier
+    median of the ratio over all units (censored ones included), its interval from resampling
+    seeds. reproduced: the interval's upper end below max_ratio; not reproduced: its lower end
+    at or above; inconclusive otherwise or when no unit finished its jump."""
+    r, c = np.atleast_2d(np.asarray(ratio, float)), np.atleast_2d(np.asarray(censored, bool))
+    valid = np.isfinite(r)
+
+    def median_of(rows) -> float:
+        v = valid[rows]
+        return km_median(r[rows][v], c[rows][v]) if v.any() else float("nan")
+
+    all_rows = np.arange(len(r))
+    est = median_of(all_rows)
+    rng = np.random.default_rng(seed)
+    lo, hi = _percentiles(np.array([median_of(rng.integers(0, len(r), len(r))) for _ in range(n_boot)]), 1 - alpha)
+    events = int((valid & ~c).sum())
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic="KM median over units of jump width / emergence step", estimate=est, interval=(lo, hi),
+                  n=len(r), censored=int((valid & c).sum()),
+                  detectable=f"a median ratio below {max_ratio:g} once the interval excludes it "
+                             f"({events} completed jumps)")
+    if events == 0:
+        return Verdict(**common, verdict="inconclusive",
+                       reason="no unit completed its jump within the budget: a longer budget decides")
+    detail = f"median ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] over {int(valid.sum())} units (abrupt below {max_ratio:g})"
+    if hi < max_ratio:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if lo >= max_ratio:
+        return Verdict(**common, verdict="not reproduced", reason=detail)
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *, claim: str, statement: str,
+                                      tolerance: float, alpha: float, paper: str = "", n_perm: int = 2000,
+                                      n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Claim 2: each jump coincides with a head's entropy collapse. `emergence[seed, unit]` is
+    the unit's emergence step, `drop[seed, unit]` the step of the steepest entropy drop of the
+    head that attends to the unit's ground-truth pattern (chosen without looking at when the
+    unit jumped); NaN where either is missing. The statistic is the median |drop - emergence|.
+    The null pairs each unit with another unit's head of the same seed (drops permuted within
+    each seed), so a seed's timeline is kept and only the pairing is tested.
+    reproduced: within `tolerance` and closer than the null (p < alpha); partly: closer than
+    the null but beyond the tolerance; not reproduced: beyond the tolerance and no closer than
+    the null; inconclusive: within the tolerance but not distinguishable from the null (the
+    units jump too close together to test the pairing), or nothing to pair."""
+    e, d = np.atleast_2d(np.asarray(emergence, float)), np.atleast_2d(np.asarray(drop, float))
+    valid = np.isfinite(e) & np.isfinite(d)
+    lag = np.abs(d - e)
+    obs = float(np.median(lag[valid])) if valid.any() else float("nan")
+    rng = np.random.default_rng(seed)
+    rows = [np.flatnonzero(v) for v in valid]
+    permutable = any(len(i) >= 2 for i in rows)
+    null = np.empty(n_perm)
+    for j in range(n_perm):
+        lags = [np.abs(d[k, rng.permutation(i)] - e[k, i]) for k, i in enumerate(rows) if len(i)]
+        null[j] = np.median(np.concatenate(lags)) if lags else np.nan
+    p = float((1 + (null <= obs).sum()) / (1 + n_perm)) if permutable else float("nan")
+    boot = []
+    for _ in range(n_boot):
+        pick = rng.integers(0, len(e), len(e))
+        v = valid[pick]
+        boot.append(np.median(lag[pick][v]) if v.any() else np.nan)
+    lo, hi = _percentiles(np.array(boot), 1 - alpha)
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic="median |entropy-drop step - emergence step| over (seed, unit)", estimate=obs,
+                  interval=(lo, hi), n=len(e), censored=int((~np.isfinite(e)).sum()), p_value=p,
+                  detectable=f"pairing closer than chance at alpha {alpha:g} with {int(valid.sum())} pairs")
+    if not permutable:
+        return Verdict(**common, verdict="inconclusive",
+                       reason="fewer than two units per seed have both a jump and an entropy drop: nothing to pair")
+    detail = (f"median lag {_fmt(obs)} steps (tolerance {tolerance:g}); median lag with units re-paired within "
+              f"seeds {_fmt(float(np.nanmedian(null)))}, permutation p = {p:.3g}")
+    if obs <= tolerance and p < alpha:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if p < alpha:
+        return Verdict(**common, verdict="partly", reason=detail + ": closer than chance, beyond the tolerance")
+    if obs > tolerance:
+        return Verdict(**common, verdict="not reproduced", reason=detail)
     return Verdict(**common, verdict="inconclusive",
-                   reason=f"median ratio {ratio:.3g} [{lo:.3g}, {hi:.3g}], log-rank p = {test.p_a_earlier:.3g}: "
-                          f"more seeds decide (this n detects hazard ratios from {hr:.3g})")
+                   reason=detail + ": the units jump too close together for the pairing to be tested")
+
+
+def hardest_at_medium_sparsity(strata: Sequence[tuple[str, Arm | None, Arm, Arm | None]], *, alpha: float,
+                               paper: str = "", budget: float | None = None,
+                               paper_budget: float | None = None) -> Verdict:
+    """Claim 4 (linear map): learning is hardest at medium sparsity, a hump in s/S. Each
+    stratum (one S) is (label, low s, medium s, high s), arms of time to solve; both ends must
+    solve earlier than the middle (two stratified one-sided log-ranks; the p reported is the
+    larger, an intersection-union test). reproduced: both ends earlier (p < alpha each);
+    partly: one end; not reproduced: the middle is earlier than either end (p > 1 - alpha);
+    needs the paper profile: no arm solves within a budget shorter than the paper's;
+    inconclusive otherwise."""
+    tests = {}
+    for end, pos in (("low", 1), ("high", 3)):
+        pairs = [(st[pos], st[2]) for st in strata if st[pos] is not None]
+        if pairs:
+            tests[end] = stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
+    if not tests:
+        raise ValueError("hardest_at_medium_sparsity: needs a low or a high arm in some stratum")
+    arms = [a for st in strata for a in st[1:] if a is not None]
+    p = max(t.p_a_earlier if t.decidable else 1.0 for t in tests.values()) if len(tests) == 2 else float("nan")
+    pairs_low = [(st[1], st[2]) for st in strata if st[1] is not None]
+    ratio = _median_ratio(pairs_low) if pairs_low else float("nan")
+    lo, hi = strata_ratio_interval(pairs_low, 1 - alpha) if pairs_low else (float("nan"),) * 2
+    events = sum(t.events for t in tests.values())
+    common = dict(claim="4 (linear map, sparsity)", statement="hardest at medium sparsity s/S (a hump)", paper=paper,
+                  statistic="KM median time to solve, medium s over low s (median over S)", estimate=ratio,
+                  interval=(lo, hi), n=sum(len(a.times) for a in arms), censored=sum(int(a.censored.sum()) for a in arms),
+                  p_value=p, detectable=f"hazard ratio {detectable_hazard_ratio(events, alpha):.3g} per end "
+                                        f"({events} events)")
+    detail = "; ".join(f"{end} s earlier than medium: p = {t.p_a_earlier:.3g}" if t.decidable else
+                       f"{end} s vs medium: no event" for end, t in tests.items())
+    detail += "; KM medians (low / medium / high) " + "; ".join(
+        f"{label}: " + " / ".join(_fmt(a.median) if a is not None else "-" for a in st) for label, *st in strata)
+    if not any(t.decidable for t in tests.values()):
+        short = budget is not None and paper_budget is not None and budget < paper_budget
+        return Verdict(**common, verdict="needs the paper profile" if short else "inconclusive",
+                       reason=f"no arm solved within {budget:,.0f} steps" if budget else "no arm solved")
+    earlier_ends = [end for end, t in tests.items() if t.decidable and t.p_a_earlier < alpha]
+    later_ends = [end for end, t in tests.items() if t.decidable and t.p_a_earlier > 1 - alpha]
+    if later_ends:
+        return Verdict(**common, verdict="not reproduced", reason=f"the middle solves before the {later_ends[0]} end; " + detail)
+    if len(earlier_ends) == 2:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if earlier_ends:
+        return Verdict(**common, verdict="partly", reason=f"only the {earlier_ends[0]} end solves earlier; " + detail)
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def _wilson_upper(k: int, n: int, alpha: float) -> float:
+    """One-sided exact (Clopper-Pearson) upper bound of a proportion."""
+    return 1.0 if k >= n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
+
+
+def never_leaves_plateau(arm: Arm, *, claim: str, statement: str, budget: float, paper_budget: float, alpha: float,
+                         paper: str = "") -> Verdict:
+    """Claims that a setting never leaves the plateau within the paper's budget. Any seed that
+    leaves it within a budget no longer than the paper's refutes the claim (not reproduced);
+    none leaving is reproduced only at the paper's budget or longer, and needs the paper profile
+    below it (a shorter budget cannot tell "never" from "later")."""
+    k, n = arm.events, len(arm.times)
+    up = _wilson_upper(k, n, alpha)
+    common = dict(claim=claim, statement=statement, paper=paper, statistic="fraction of seeds leaving the plateau",
+                  estimate=k / n, interval=(0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1)), up), n=n,
+                  censored=int(arm.censored.sum()),
+                  detectable=f"a leaving fraction above {up:.2f} (exact upper bound with none leaving)" if k == 0 else
+                             f"{k} of {n} seeds left")
+    if k and budget <= paper_budget:
+        return Verdict(**common, verdict="not reproduced",
+                       reason=f"{k} of {n} seeds left the plateau within {budget:,.0f} steps (the paper: never in "
+                              f"{paper_budget:,.0f})")
+    if k:
+        return Verdict(**common, verdict="inconclusive",
+                       reason=f"{k} of {n} seeds left, but only after a budget of {budget:,.0f}, longer than the paper's")
+    if budget >= paper_budget:
+        return Verdict(**common, verdict="reproduced", reason=f"none of {n} seeds left within {budget:,.0f} steps")
+    return Verdict(**common, verdict="needs the paper profile",
+                   reason=f"none of {n} seeds left within {budget:,.0f} steps, but the paper's statement is for "
+                          f"{paper_budget:,.0f}: a budget this short cannot tell never from later")
+
+
+def every_seed_solves(arm: Arm, *, claim: str, statement: str, budget: float, paper_budget: float, alpha: float,
+                      paper: str = "") -> Verdict:
+    """Claims that every seed of a setting solves within the paper's budget: all solving
+    reproduces it at any budget; a seed unsolved at the paper's budget or longer refutes it;
+    below that, unsolved seeds need the paper profile."""
+    k, n = arm.events, len(arm.times)
+    common = dict(claim=claim, statement=statement, paper=paper, statistic="fraction of seeds solved",
+                  estimate=k / n, interval=(float(stats.beta.ppf(alpha, k, n - k + 1)) if k else 0.0,
+                                            _wilson_upper(k, n, alpha)),
+                  n=n, censored=int(arm.censored.sum()), detectable=f"one unsolved seed of {n}")
+    if k == n:
+        return Verdict(**common, verdict="reproduced", reason=f"all {n} seeds solved within {budget:,.0f} steps")
+    if budget >= paper_budget:
+        return Verdict(**common, verdict="not reproduced", reason=f"{n - k} of {n} seeds unsolved at {budget:,.0f} steps")
+    return Verdict(**common, verdict="needs the paper profile",
+                   reason=f"{n - k} of {n} seeds unsolved within {budget:,.0f} steps; the paper's statement is for "
+                          f"{paper_budget:,.0f}")
+
+
+def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: str, most: float, alpha: float,
+                         paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Claim 3: patching a few heads recovers most of the gap between the old and the new
+    model. `recovery` is the fraction recovered, one value per seed (the unit). reproduced: the
+    bootstrap interval of the median lies at or above `most`; not reproduced: below it;
+    inconclusive otherwise or with nothing patched."""
+    r = np.asarray([x for x in recovery if np.isfinite(x)], dtype=float)
+    if r.size == 0:
+        return Verdict(claim=claim, statement=statement, paper=paper, statistic="median fraction of the gap recovered",
+                       estimate=float("nan"), interval=(float("nan"), float("nan")), n=0, censored=0,
+                       detectable="n/a", verdict="inconclusive",
+                       reason="no capability emerged between two checkpoints: nothing to patch")
+    rng = np.random.default_rng(seed)
+    lo, hi = _percentiles(np.median(rng.choice(r, size=(n_boot, r.size)), axis=1), 1 - alpha)
+    est = float(np.median(r))
+    common = dict(claim=claim, statement=statement, paper=paper, statistic="median fraction of the gap recovered",
+                  estimate=est, interval=(lo, hi), n=int(r.size), censored=0,
+                  detectable=f"a median on either side of {most:g} once the interval excludes it")
+    detail = f"median {est:.3g} [{lo:.3g}, {hi:.3g}] over {r.size} seeds ('most' = {most:g})"
+    if lo >= most:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if hi < most:
+        return Verdict(**common, verdict="not reproduced", reason=detail)
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def head_sharpens_more_than_others(difference: Sequence[float], *, claim: str, statement: str, alpha: float,
+                                   paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Claim 2 (language models): the head that carries a jump sharpens across it more than
+    the model's other heads (the control). `difference` is, per seed, the entropy change of the
+    top patched head minus the median change of the other heads across the same bracket
+    (negative: the top head sharpened more). Sign test, one-sided. reproduced: p < alpha;
+    not reproduced: the top head sharpens significantly less (p > 1 - alpha);
+    inconclusive otherwise or with nothing patched."""
+    d = np.asarray([x for x in difference if np.isfinite(x) and x != 0], dtype=float)
+    if d.size == 0:
+        return Verdict(claim=claim, statement=statement, paper=paper,
+                       statistic="top head's entropy change minus the other heads' (median over seeds)",
+                       estimate=float("nan"), interval=(float("nan"), float("nan")), n=0, censored=0,
+                       detectable="n/a", verdict="inconclusive", reason="no patched emergence to compare")
+    k = int((d < 0).sum())
+    p = float(stats.binomtest(k, d.size, 0.5, alternative="greater").pvalue)
+    rng = np.random.default_rng(seed)
+    lo, hi = _percentiles(np.median(rng.choice(d, size=(n_boot, d.size)), axis=1), 1 - alpha)
+    smallest = next((m for m in range(1, d.size + 1) if stats.binomtest(m, d.size, 0.5, alternative="greater").pvalue
+                     < alpha), None)
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic="top head's entropy change minus the other heads' (median over seeds)",
+                  estimate=float(np.median(d)), interval=(lo, hi), n=int(d.size), censored=0, p_value=p,
+                  detectable=f"{smallest} of {d.size} seeds sharpening more" if smallest else
+                             f"nothing at n = {d.size}")
+    detail = f"the top head sharpened more than the others in {k} of {d.size} seeds; sign test p = {p:.3g}"
+    if p < alpha:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if float(stats.binomtest(k, d.size, 0.5, alternative="less").pvalue) < alpha:
+        return Verdict(**common, verdict="not reproduced", reason=detail)
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def most_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str = "") -> Verdict:
+    """A claim over several settings ("mostly", "every"): reproduced when more than half of the
+    parts are, not reproduced when more than half are not, partly when some are, inconclusive
+    (or needs the paper profile, when that is what most parts say) otherwise."""
+    if not parts:
+        raise ValueError(f"{claim}: no parts")
+    count = {v: sum(p.verdict == v for p in parts) for v in VERDICTS}
+    n = len(parts)
+    tally = ", ".join(f"{k} {v}" for v, k in count.items() if k)
+    common = dict(claim=claim, statement=statement, paper=paper, statistic="parts reproduced",
+                  estimate=count["reproduced"] / n, interval=(count["reproduced"] / n, count["reproduced"] / n),
+                  n=sum(p.n for p in parts), censored=sum(p.censored for p in parts), detectable=f"{n} parts")
+    if 2 * count["reproduced"] > n:
+        verdict = "reproduced"
+    elif 2 * count["not reproduced"] > n:
+        verdict = "not reproduced"
+    elif count["reproduced"] or count["partly"]:
+        verdict = "partly"
+    elif 2 * count["needs the paper profile"] > n:
+        verdict = "needs the paper profile"
+    else:
+        verdict = "inconclusive"
+    return Verdict(**common, verdict=verdict, reason=f"{n} parts: {tally}")
 
 
 def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, flat_from: int, max_ratio: float,
@@ -160,7 +526,7 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
     censored = sum(int(biased[S].censored.sum()) for S in sizes) + int(control[sizes[-1]].censored.sum())
     common = dict(claim="5 (automata)", statement="with the attention bias the plateau stays short at every S",
                   paper=paper, statistic=f"biased KM median plateau end, S = {sizes[-1]} over S = {sizes[0]}",
-                  estimate=ratio, interval=(lo, hi), n=n, censored=censored,
+                  estimate=ratio, interval=(lo, hi), n=n, censored=censored, p_value=shorter.p_a_earlier,
                   detectable=f"hazard ratio {detectable_hazard_ratio(shorter.events, alpha):.3g} against the "
                              f"control at S = {sizes[-1]} ({shorter.events} events)")
     if first.events == 0 or last.events == 0:

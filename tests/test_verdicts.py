@@ -5,7 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from emergence.verdicts import Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, plateau_grows_with_state_size
+from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
+                                every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
+                                jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
+                                plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -79,3 +82,166 @@ def test_a_verdict_outside_the_vocabulary_is_an_error():
     with pytest.raises(ValueError, match="verdict"):
         Verdict(claim="1", statement="", paper="", statistic="", estimate=0.0, interval=(0.0, 1.0), n=1, censored=0,
                 detectable="", verdict="holds", reason="")
+
+
+def compare(strata, **kw):
+    return earlier(strata, claim="x", statement="a before b", statistic="ratio", alpha=ALPHA, **kw)
+
+
+def test_earlier_holds_fails_partly_and_cannot_be_decided():
+    assert compare([("one", draws(100), draws(900, seed=1))]).verdict == "reproduced"
+    assert compare([("one", draws(900), draws(100, seed=1))]).verdict == "not reproduced"
+    assert compare([("one", draws(100, n=16), draws(300, n=16, seed=1))], min_ratio=10).verdict == "partly"
+    never = [("one", seeds_at(None, budget=1000), seeds_at(None, budget=1000))]
+    assert compare(never).verdict == "inconclusive"
+    short = compare(never, budget=1000, paper_budget=10_000)
+    assert short.verdict == "needs the paper profile" and "10,000" in short.reason
+    # strata add up: two weak strata decide where one does not
+    one = compare([("s1", draws(300, n=4), draws(600, n=4, seed=1))])
+    two = compare([("s1", draws(300, n=4), draws(600, n=4, seed=1)), ("s2", draws(300, n=4, seed=2),
+                                                                        draws(600, n=4, seed=3))])
+    assert two.p_value < one.p_value
+
+
+def test_earlier_with_shared_seeds_permutes_whole_seeds():
+    # three capabilities measured on the same five seeds of each model
+    fast = [draws(100, n=5, seed=k) for k in range(3)]
+    slow = [draws(900, n=5, seed=10 + k) for k in range(3)]
+    v = compare([(f"cap{k}", fast[k], slow[k]) for k in range(3)], shared_seeds=True)
+    assert v.verdict == "reproduced" and v.n == 10
+    assert v.p_value >= 1 / 252  # exact over the C(10, 5) reassignments of seeds
+    assert compare([(f"cap{k}", slow[k], fast[k]) for k in range(3)], shared_seeds=True).verdict == "not reproduced"
+
+
+def test_earlier_on_the_papers_numbers():
+    # Fig 4-right: with the bias the automata leave the plateau earlier from S = 32 on
+    strata = [(f"S = {S}", seeds_at(b), seeds_at(m)) for S, b, m in zip(PAPER_SIZES, PAPER_BIASED, PAPER_STANDARD)
+              if S >= 32]
+    assert compare(strata, budget=10_000, paper_budget=10_000).verdict == "reproduced"
+    # Fig 6: at S = 16, s = 3 the Mixer drops at ~500-700 steps, the transformer after ~3-5k
+    mixer, transformer = Arm.of([500, 600, 700], [0, 0, 0]), Arm.of([3000, 4000, 5000], [0, 0, 0])
+    assert compare([("s = 3", mixer, transformer)], min_ratio=3.0).verdict == "reproduced"
+
+
+def vary(arm):
+    return times_vary_across_seeds(arm, claim="1", statement="random times", min_quartile_ratio=1.5, alpha=ALPHA,
+                                   n_boot=500)
+
+
+def test_times_vary_holds_fails_and_cannot_be_decided():
+    rng = np.random.default_rng(0)
+    assert vary(Arm.of(rng.lognormal(7, 0.8, 16), np.zeros(16, bool))).verdict == "reproduced"
+    together = Arm.of(1000 * (1 + 0.02 * rng.standard_normal(16)), np.zeros(16, bool))
+    assert vary(together).verdict == "not reproduced"
+    assert vary(Arm.of([500] + [3000] * 7, [False] + [True] * 7)).verdict == "inconclusive"
+    # half the seeds never emerge while the others do: the slow quarter is unbounded
+    split = vary(Arm.of([800, 900, 1000, 1100] + [3000] * 4, [False] * 4 + [True] * 4))
+    assert split.estimate == math.inf
+
+
+def abrupt(ratio, censored):
+    return jumps_are_abrupt(np.asarray(ratio), np.asarray(censored), claim="1", statement="abrupt", max_ratio=0.25,
+                            alpha=ALPHA, n_boot=500)
+
+
+def test_abruptness_holds_fails_and_cannot_be_decided():
+    rng = np.random.default_rng(1)
+    assert abrupt(rng.uniform(0.02, 0.1, (8, 16)), np.zeros((8, 16), bool)).verdict == "reproduced"
+    assert abrupt(rng.uniform(0.5, 1.0, (8, 16)), np.zeros((8, 16), bool)).verdict == "not reproduced"
+    # slow jumps that never finish are censored lower bounds, not dropped: they still refute
+    slow = abrupt(np.column_stack([rng.uniform(0.02, 0.1, 8), rng.uniform(0.6, 1, (8, 3))]),
+                  np.column_stack([np.zeros(8, bool), np.ones((8, 3), bool)]))
+    assert slow.verdict == "not reproduced" and slow.censored == 24
+    assert abrupt(np.full((4, 4), np.nan), np.zeros((4, 4), bool)).verdict == "inconclusive"
+
+
+def test_abruptness_on_the_papers_numbers():
+    # Pythia-410M: p(correct) 0.16 at 30k -> 0.61 at 31k, one checkpoint interval
+    assert abrupt([[1000 / 31_000]], [[False]]).verdict == "reproduced"
+
+
+def coincide(emergence, drop):
+    return jumps_coincide_with_entropy_drops(np.asarray(emergence), np.asarray(drop), claim="2", statement="coincide",
+                                             tolerance=100, alpha=ALPHA, n_perm=500, n_boot=200)
+
+
+def test_coincidence_holds_fails_and_cannot_be_decided():
+    rng = np.random.default_rng(2)
+    e = rng.uniform(500, 3000, (4, 16))
+    assert coincide(e, e + rng.normal(0, 30, e.shape)).verdict == "reproduced"
+    assert coincide(e, rng.uniform(0, 3000, e.shape)).verdict == "not reproduced"
+    # every unit jumps at the same step: any head's drop is as close, the pairing is untestable
+    same = np.full((4, 16), 1000.0)
+    assert coincide(same, same + rng.normal(0, 30, same.shape)).verdict == "inconclusive"
+    assert coincide(e[:, :1], e[:, :1]).verdict == "inconclusive"
+
+
+def test_coincidence_on_the_papers_numbers():
+    # the blog's S = 16, s = 3 run: 16 jumps between ~500 and ~4600 steps, each with a head's entropy drop
+    e = np.linspace(500, 4600, 16)[None]
+    assert coincide(e, e + 50).verdict == "reproduced"
+
+
+def solve_times(solved, n=3, budget=10_000, at=4000):
+    return Arm.of([at if solved else budget] * n, [not solved] * n)
+
+
+def test_hump_on_the_papers_numbers():
+    # S = 16: s <= 3 and s >= 15 solved, s = 5..12 near chance; S = 32: s <= 2 and s >= 31 solved, 4..29 at chance
+    strata = [("S = 16", solve_times(True), solve_times(False), solve_times(True)),
+              ("S = 32", solve_times(True, at=3000), solve_times(False), solve_times(True, at=5000))]
+    assert hardest_at_medium_sparsity(strata, alpha=ALPHA, budget=10_000, paper_budget=10_000).verdict == "reproduced"
+
+
+def test_hump_holds_fails_and_cannot_be_decided():
+    hump = [("S = 16", draws(200), draws(2000, seed=1), draws(300, seed=2))]
+    assert hardest_at_medium_sparsity(hump, alpha=ALPHA).verdict == "reproduced"
+    # difficulty that only falls with s is no hump: the low end is the slowest
+    falls = [("S = 16", draws(2000), draws(800, seed=1), draws(200, seed=2))]
+    assert hardest_at_medium_sparsity(falls, alpha=ALPHA).verdict == "not reproduced"
+    one_end = [("S = 16", draws(200), draws(2000, seed=1), draws(2000, seed=2))]
+    assert hardest_at_medium_sparsity(one_end, alpha=ALPHA).verdict == "partly"
+    censored = [("S = 16", seeds_at(None, budget=1000), seeds_at(None, budget=1000), seeds_at(None, budget=1000))]
+    assert hardest_at_medium_sparsity(censored, alpha=ALPHA, budget=1000,
+                                      paper_budget=10_000).verdict == "needs the paper profile"
+
+
+def test_never_leaving_and_every_seed_solving():
+    kw = dict(claim="4", statement="s", alpha=ALPHA)
+    at_chance = seeds_at(None, budget=10_000)  # S = 32, s = 4..29 at chance after 10^4 steps
+    assert never_leaves_plateau(at_chance, budget=10_000, paper_budget=10_000, **kw).verdict == "reproduced"
+    assert never_leaves_plateau(seeds_at(None, budget=1000), budget=1000, paper_budget=10_000,
+                                **kw).verdict == "needs the paper profile"
+    assert never_leaves_plateau(Arm.of([600, 1000, 1000], [0, 1, 1]), budget=1000, paper_budget=10_000,
+                                **kw).verdict == "not reproduced"
+    assert every_seed_solves(solve_times(True), budget=10_000, paper_budget=10_000, **kw).verdict == "reproduced"
+    assert every_seed_solves(solve_times(False, budget=1000), budget=1000, paper_budget=10_000,
+                             **kw).verdict == "needs the paper profile"
+    assert every_seed_solves(solve_times(False), budget=10_000, paper_budget=10_000, **kw).verdict == "not reproduced"
+
+
+def test_gap_recovery_holds_fails_and_cannot_be_decided():
+    kw = dict(claim="3", statement="s", most=0.5, alpha=ALPHA, n_boot=500)
+    assert recovers_most_of_gap([0.7, 0.8, 0.9, 0.75, 0.85, 0.65], **kw).verdict == "reproduced"
+    assert recovers_most_of_gap([0.1, 0.2, 0.15, 0.3, 0.05, 0.25], **kw).verdict == "not reproduced"
+    assert recovers_most_of_gap([0.2, 0.9, 0.4, 0.7], **kw).verdict == "inconclusive"
+    assert recovers_most_of_gap([], **kw).verdict == "inconclusive"
+
+
+def test_head_sharpening_against_the_other_heads():
+    kw = dict(claim="2", statement="s", alpha=ALPHA, n_boot=200)
+    assert head_sharpens_more_than_others([-0.5] * 8, **kw).verdict == "reproduced"
+    assert head_sharpens_more_than_others([0.4] * 8, **kw).verdict == "not reproduced"
+    assert head_sharpens_more_than_others([-0.5, 0.4, -0.1, 0.2], **kw).verdict == "inconclusive"
+    assert head_sharpens_more_than_others([], **kw).verdict == "inconclusive"
+
+
+def test_most_of_counts_parts():
+    def part(v):
+        return Verdict(claim="8", statement="", paper="", statistic="", estimate=0.0, interval=(0.0, 0.0), n=8,
+                       censored=0, detectable="", verdict=v, reason="")
+    kw = dict(claim="8", statement="mostly")
+    assert most_of([part("reproduced")] * 2 + [part("not reproduced")], **kw).verdict == "reproduced"
+    assert most_of([part("not reproduced")] * 2 + [part("reproduced")], **kw).verdict == "not reproduced"
+    assert most_of([part("reproduced"), part("inconclusive"), part("not reproduced")], **kw).verdict == "partly"
+    assert most_of([part("inconclusive")] * 3, **kw).verdict == "inconclusive"
