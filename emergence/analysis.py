@@ -3,7 +3,7 @@
 A trajectory's *progress* runs from 0 at chance to 1 when solved. Plateau end, emergence
 step and solved step are first crossings of thresholds; a run that never crosses within
 the budget is right-censored at the last step (time = budget, censored = True), never
-dropped. Censored times feed Kaplan-Meier estimates, not plain means.
+dropped. Censored times feed Kaplan-Meier estimates (emergence/survival.py), not plain means.
 """
 from __future__ import annotations
 
@@ -78,46 +78,6 @@ def emergence_of(steps: np.ndarray, progress: np.ndarray, plateau: float, emerge
                      first_crossing(steps, p, solved))
 
 
-def kaplan_meier(times: np.ndarray, censored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Kaplan-Meier estimate of P(not yet emerged at t).
-
-    Returns (event_times, survival) as a right-continuous step function starting at
-    (0, 1): survival[i] holds from event_times[i] until the next time."""
-    times = np.asarray(times, dtype=float)
-    censored = np.asarray(censored, dtype=bool)
-    order = np.lexsort((censored, times))  # events before censorings at tied times
-    times, censored = times[order], censored[order]
-    at_risk = len(times)
-    out_t, out_s, s = [0.0], [1.0], 1.0
-    for t in np.unique(times):
-        here = times == t
-        events = int((here & ~censored).sum())
-        if events:
-            s *= 1.0 - events / at_risk
-            out_t.append(float(t))
-            out_s.append(s)
-        at_risk -= int(here.sum())
-    return np.array(out_t), np.array(out_s)
-
-
-def km_median(times: np.ndarray, censored: np.ndarray) -> float:
-    """Median time to event under censoring: first time survival <= 0.5; inf if never."""
-    t, s = kaplan_meier(times, censored)
-    below = np.flatnonzero(s <= 0.5)
-    return float(t[below[0]]) if below.size else float("inf")
-
-
-def bootstrap_km_median(times: np.ndarray, censored: np.ndarray, n_boot: int = 2000, level: float = 0.9,
-                        seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the Kaplan-Meier median (inf where unreached)."""
-    times, censored = np.asarray(times, dtype=float), np.asarray(censored, dtype=bool)
-    rng = np.random.default_rng(seed)
-    n = len(times)
-    meds = np.array([km_median(times[idx], censored[idx]) for idx in rng.integers(0, n, size=(n_boot, n))])
-    lo, hi = np.quantile(meds, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
-    return float(lo), float(hi)
-
-
 def wilson_interval(successes: int, n: int, level: float = 0.9) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion."""
     if n == 0:
@@ -148,38 +108,6 @@ def responsible_head(parent_mass_after: np.ndarray, parent_mass_before: np.ndarr
         return -1, float("nan")
     h = int(np.nanargmax(rise))
     return h, float(rise[h])
-
-
-def logrank_test(times_a: np.ndarray, censored_a: np.ndarray, times_b: np.ndarray,
-                 censored_b: np.ndarray) -> tuple[float, float]:
-    """Log-rank test that group a has its events (e.g. leaving the plateau) earlier than group b.
-
-    Returns (z, one-sided p). z > 0 when a has more events than expected under equal hazards.
-    No events at all gives (0, 1)."""
-    t = np.concatenate([np.asarray(times_a, float), np.asarray(times_b, float)])
-    c = np.concatenate([np.asarray(censored_a, bool), np.asarray(censored_b, bool)])
-    in_a = np.concatenate([np.ones(len(times_a), bool), np.zeros(len(times_b), bool)])
-    o_minus_e, var = 0.0, 0.0
-    for time in np.unique(t[~c]):
-        at_risk = t >= time
-        n, n_a = at_risk.sum(), (at_risk & in_a).sum()
-        event = (t == time) & ~c
-        d, d_a = event.sum(), (event & in_a).sum()
-        o_minus_e += d_a - d * n_a / n
-        if n > 1:
-            var += d * (n_a / n) * (1 - n_a / n) * (n - d) / (n - 1)
-    if var == 0:
-        return 0.0, 1.0
-    z = o_minus_e / np.sqrt(var)
-    return float(z), float(norm.sf(z))
-
-
-def pooled_z(zs: list[float]) -> tuple[float, float]:
-    """Stouffer's pooled z of independent one-sided tests (strata) and its one-sided p."""
-    if not zs:
-        return 0.0, 1.0
-    z = float(np.sum(zs) / np.sqrt(len(zs)))
-    return z, float(norm.sf(z))
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,23 @@ class ReportArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ClaimsArgs:
+    """The verdict rules' thresholds (emergence/verdicts.py), fixed before the run."""
+    alpha: float = number(0.001, 0.5)              # level of every test; intervals at 1 - alpha
+    n_boot: int = number(100, 1_000_000)           # bootstrap resamples behind every interval
+    n_perm: int = number(100, 1_000_000)           # permutations behind the permutation tests
+    quartile_ratio: float = number(1.0, 1000.0)    # claim 1: "random times" = KM q75 / q25 at least this
+    abrupt_ratio: float = number(0.0, 10.0)        # claim 1: a jump is abrupt below this width / step
+    coincidence_evals: float = number(0.0, 1000.0)  # claim 2: tolerance, in evaluation intervals
+    growth_ratio: float = number(1.0, 1000.0)      # claim 4 (automata): plateau ratio, largest / smallest S
+    flat_from: int = number(1, 1_000_000)          # claim 5 (automata): flatness from this S on
+    flat_ratio: float = number(1.0, 1000.0)        # claim 5 (automata): flat = biased ratio below this
+    min_speedup: float = number(1.0, 1000.0)       # claim 8: "about ten times faster" = at least this
+    few_heads: int = number(1, 1_000_000)          # claim 3: "a few heads" = the top this many
+    most_of_gap: float = number(0.0, 1.0)          # claim 3: "most of the gap" = at least this fraction
+
+
+@dataclass(frozen=True, kw_only=True)
 class Params:
     profile: Literal[PROFILES]
     linear_map: LinearMapSection
@@ -92,10 +109,14 @@ class Params:
     pythia: PythiaArgs
     sweeps: Sweeps
     interventions: Interventions
+    claims: ClaimsArgs
     report: ReportArgs
 
     def check(self, key: str) -> None:
         """Rules across sections: sweeps that override a task's fields stay within its limits."""
+        if self.claims.few_heads not in self.language_model.patching.top_k:
+            raise ConfigError(f"claims.few_heads: one of language_model.patching.top_k "
+                              f"{self.language_model.patching.top_k}, got {self.claims.few_heads}")
         window = self.cellular_automata.task.window
         small = [S for S in self.sweeps.ca_state_size.state_sizes if S < window]
         if small:

@@ -1,4 +1,5 @@
-"""The report's entry page: provenance, stage timings, parameters and the diff against a base revision."""
+"""The report's entry page: the claims scorecard first, then provenance, stage timings, the diff
+against a base revision and the parameters."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +12,8 @@ import yaml
 import emergence
 from emergence.config import ConfigError, deep_merge, flatten, load_params
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
+from emergence.scorecard import claim_evidence
+from emergence.stage import pipeline_paths
 
 METRICS_FILES = ("data/linear_map/metrics.json",)
 
@@ -79,6 +82,43 @@ def _md_table(df: pd.DataFrame) -> str:
     return df.astype(str).to_markdown(index=False)
 
 
+def _pipe_table(df: pd.DataFrame, widths: list[int]) -> str:
+    """A pipe table whose columns get these relative widths in the PDF and HTML (pandoc sizes
+    wrapped columns by the length of each column's dashes), so no column is squeezed until
+    its words break."""
+    cell = lambda x: str(x).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    lines = ["| " + " | ".join(map(cell, df.columns)) + " |", "|" + "|".join("-" * w for w in widths) + "|"]
+    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def scorecard_markdown(scorecard: dict) -> str:
+    """The scorecard: a tally, then one row per claim with ours beside the paper's number."""
+    rows = scorecard["claims"]
+    tally = ", ".join(f"**{n}** {v}" for v, n in scorecard["tally"].items() if n)
+    table = pd.DataFrame([{
+        "claim": r["claim"], "what the paper says": f"{r['statement']} (paper: {r['paper'] or 'no number'})",
+        "verdict": f"**{r['verdict']}**", "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]"
+                                                f"({r['chapter']}.html#{r['figure']})"} for r in rows])
+    return "\n\n".join([
+        f"{len(rows)} claims and sub-claims, each decided by a pre-registered rule (emergence/verdicts.py, "
+        f"thresholds in params.yaml `claims`, tests at α = {scorecard['alpha']}): {tally}. Intervals are at level "
+        f"{1 - scorecard['alpha']:.0%}; q is the Benjamini-Hochberg adjustment across the scorecard's tests. The "
+        "chapters give each rule's reason and the smallest effect it could detect here.",
+        _pipe_table(table, [10, 40, 12, 38])])
+
+
+def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
+    """Claims whose verdict differs from the scorecard committed at `rev`."""
+    text = git_show(rev, "data/claims/scorecard.json", root)
+    if text is None:
+        return pd.DataFrame()
+    before = {(r["id"], r["claim"]): r["verdict"] for r in json.loads(text).get("claims", [])}
+    rows = [(r["claim"], before.get((r["id"], r["claim"]), "(not tested)"), r["verdict"]) for r in current["claims"]
+            if before.get((r["id"], r["claim"])) != r["verdict"]]
+    return pd.DataFrame(rows, columns=["claim", f"at {rev}", "now"])
+
+
 def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -> str:
     """Markdown of the entry page; `{{chapters}}` is left for the renderer's chapter list."""
     params = load_params(root)
@@ -101,10 +141,12 @@ def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -
         ("rendered at", rendered_at),
     ], columns=["", "value"])
     hw = hardware()
+    scorecard = json.loads((root / pipeline_paths(root)["scorecard"]).read_text())
     parts = [
         "This report regenerates the experiments of *Emergent Capabilities Arise Randomly from Learning "
         "Sparse Attention Patterns* (Baherwani et al., arXiv 2606.25010) from code. Every number and "
         "verdict below is computed from the pipeline's result files.",
+        "## What was reproduced", scorecard_markdown(scorecard),
         "## Chapters", "{{chapters}}",
         "## Provenance", _md_table(prov),
         "## Time per stage", _md_table(stage_timings(root)),
@@ -113,7 +155,8 @@ def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -
     if base is None or not base_commit:
         parts.append(f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare.")
     else:
-        parts += ["Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
+        parts += ["Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
+                  "Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
                   "Summary metrics (`dvc metrics diff` gives the same from the command line):",
                   _md_table(metrics_diff(root, base_rev))]
     parts += [

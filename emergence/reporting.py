@@ -12,6 +12,8 @@ import xarray as xr
 from IPython.display import Markdown
 
 from emergence.io import read_netcdf
+from emergence import scorecard
+from emergence.scorecard import claim_evidence
 from emergence.stage import pipeline_paths
 
 
@@ -53,3 +55,24 @@ def table(df: pd.DataFrame, index: bool = True, floatfmt: str = ".3g") -> Markdo
     """A pipe table (survives into both HTML and the typst PDF)."""
     return Markdown(df.to_markdown(index=index, floatfmt=floatfmt))
 
+
+
+def read_scorecard() -> dict:
+    """data/claims/scorecard.json: every verdict, decided by its rule (emergence/verdicts.py)."""
+    return scorecard.read_scorecard(pipeline_paths()["scorecard"])
+
+
+def claims_section(chapter: str) -> Markdown:
+    """This chapter's rows of the scorecard, one block per claim: the paper's statement and
+    number, ours with its interval, the verdict and the rule's reason."""
+    rows = [r for r in read_scorecard()["claims"] if r["chapter"] == chapter]
+    if not rows:
+        return Markdown("No claim of this chapter is tested on this profile.")
+    blocks = []
+    for r in rows:
+        blocks.append(f"**Claim {r['claim']}: {r['verdict']}.** {r['statement'][:1].upper()}{r['statement'][1:]}.\n\n"
+                      f"- Paper: {r['paper'] or 'no number given'}\n"
+                      f"- Here: {claim_evidence(r)}\n"
+                      f"- Why: {r['reason']}\n"
+                      f"- Could detect: {r['detectable']}\n")
+    return Markdown("\n".join(blocks))

@@ -70,6 +70,15 @@ def km_median(times, censored) -> float:
     return km_quantile(times, censored, 0.5)
 
 
+def bootstrap_km_median(times, censored, n_boot: int = 2000, level: float = 0.9, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the Kaplan-Meier median, seeds resampled (inf where unreached)."""
+    t, c = _arrays(times, censored)
+    rng = np.random.default_rng(seed)
+    meds = np.array([km_median(t[i], c[i]) for i in rng.integers(0, len(t), size=(n_boot, len(t)))])
+    lo, hi = np.quantile(meds, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
 @dataclass(frozen=True)
 class LogRank:
     """A (stratified) log-rank comparison of groups a and b."""

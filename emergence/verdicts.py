@@ -237,14 +237,18 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
 
 
 def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, statement: str, max_ratio: float,
-                     alpha: float, paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+                     alpha: float, paper: str = "", resolution: np.ndarray | None = None, n_boot: int = 2000,
+                     seed: int = 0) -> Verdict:
     """Claim 1: each capability emerges abruptly. `ratio[seed, unit]` is a unit's jump width
     (plateau end to solved) over its emergence step; a unit that left the plateau but never
     solved carries (budget - plateau end) / emergence step, censored (a lower bound); NaN where
     the unit never left the plateau (no jump to measure). The statistic is the Kaplan-Meier
     median of the ratio over all units (censored ones included), its interval from resampling
     seeds. reproduced: the interval's upper end below max_ratio; not reproduced: its lower end
-    at or above; inconclusive otherwise or when no unit finished its jump."""
+    at or above; inconclusive otherwise, when no unit finished its jump, or when the evaluation
+    grid cannot show an abrupt jump: `resolution[seed, unit]` is the smallest ratio the grid
+    can measure (one evaluation interval over the emergence step), and a median of it at or
+    above max_ratio leaves the rule nothing to decide."""
     r, c = np.atleast_2d(np.asarray(ratio, float)), np.atleast_2d(np.asarray(censored, bool))
     valid = np.isfinite(r)
 
@@ -265,6 +269,13 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
     if events == 0:
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit completed its jump within the budget: a longer budget decides")
+    if resolution is not None:
+        floor = float(np.nanmedian(np.atleast_2d(np.asarray(resolution, float))[valid]))
+        if floor >= max_ratio:
+            return Verdict(**common, verdict="inconclusive",
+                           reason=f"median ratio {_fmt(est)}, but one evaluation interval is already a median "
+                                  f"{floor:.3g} of the emergence step (abrupt below {max_ratio:g}): denser "
+                                  "evaluations around the jumps decide")
     detail = f"median ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] over {int(valid.sum())} units (abrupt below {max_ratio:g})"
     if hi < max_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)

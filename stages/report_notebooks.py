@@ -6,7 +6,6 @@ Chapters are jupytext percent files (plain diffs); each is converted to a notebo
 with its `parameters` cell filled from the stage's params. Chapters find their data through
 emergence.reporting (dvc.yaml's `paths`). Executed notebooks go to BUILD_DIR atomically.
 """
-import json
 import sys
 from pathlib import Path
 
@@ -19,8 +18,7 @@ from emergence.stage import stage_run
 
 def chapter_parameters(params: dict) -> dict:
     report = params["report"]
-    return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"],
-            "lm_analysis": json.dumps(params["language_model"]["analysis"], sort_keys=True)}
+    return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"]}
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 import torch
 
-from emergence import analysis as an
 from emergence import train
 from emergence.allocator import keep_freed_memory
 from emergence.experiments import cellular_automata as ca_exp
@@ -45,12 +44,6 @@ def test_entropy_of_hand_written_patterns():
 
     p = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
     torch.testing.assert_close(attention_entropy(p), torch.tensor([0.0, np.log(2), np.log(4)], dtype=torch.float32))
-
-
-def test_pooled_z_is_stouffer():
-    z, p = an.pooled_z([1.0, 2.0, 3.0, 2.0])
-    assert z == pytest.approx(8 / 2) and p == pytest.approx(3.167e-5, rel=1e-3)
-    assert an.pooled_z([]) == (0.0, 1.0)
 
 
 def test_allocator_settings_are_accepted_on_glibc():

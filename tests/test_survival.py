@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from emergence.survival import (benjamini_hochberg, km_median, km_quantile, km_survival, logrank,
+from emergence.survival import (benjamini_hochberg, bootstrap_km_median, km_median, km_quantile, km_survival, logrank,
                                 seed_permutation_logrank, stratified_logrank)
 
 
@@ -87,3 +87,26 @@ def test_benjamini_hochberg_by_hand_and_skips_missing():
     np.testing.assert_allclose(benjamini_hochberg(p), [0.04, 0.16 / 3, 0.16 / 3, 0.2])
     out = benjamini_hochberg([0.01, np.nan, 0.04])
     assert np.isnan(out[1]) and out[0] == pytest.approx(0.02) and out[2] == pytest.approx(0.04)
+
+
+def test_kaplan_meier_with_ties_by_hand():
+    # events at 2, 3 (two), censored at 3 and 5: S(2) = 4/5, S(3) = 4/5 * (1 - 2/4) = 0.4
+    t, s = km_survival([2, 3, 3, 3, 5], [0, 0, 0, 1, 1])
+    assert t.tolist() == [0, 2, 3]
+    assert s == pytest.approx([1.0, 0.8, 0.4])
+    assert km_median([2, 3, 3, 3, 5], [0, 0, 0, 1, 1]) == 3
+
+
+def test_bootstrap_interval_brackets_the_median():
+    t = np.random.default_rng(0).uniform(100, 200, 30)
+    lo, hi = bootstrap_km_median(t, np.zeros(30, bool), n_boot=300)
+    assert lo <= km_median(t, np.zeros(30, bool)) <= hi
+
+
+def test_logrank_by_hand():
+    # a: events at 1 and 2; b: events at 3, 4. At t=1: n=4, n_a=2, d=1 -> E_a=0.5, V=0.25;
+    # t=2: n=3, n_a=1 -> E_a=1/3, V=2/9; t=3: n=2, n_a=0; t=4: n=1, n_a=0.
+    ab = logrank([1, 2], [0, 0], [3, 4], [0, 0])
+    assert ab.z == pytest.approx((2 - 0.5 - 1 / 3) / np.sqrt(0.25 + 2 / 9)) and ab.p_a_earlier < 0.05
+    ba = logrank([3, 4], [0, 0], [1, 2], [0, 0])
+    assert ba.z == pytest.approx(-ab.z) and ba.p_a_earlier > 0.9

@@ -153,6 +153,10 @@ def test_abruptness_holds_fails_and_cannot_be_decided():
                   np.column_stack([np.zeros(8, bool), np.ones((8, 3), bool)]))
     assert slow.verdict == "not reproduced" and slow.censored == 24
     assert abrupt(np.full((4, 4), np.nan), np.zeros((4, 4), bool)).verdict == "inconclusive"
+    # an evaluation grid as coarse as the threshold cannot show abruptness either way
+    coarse = jumps_are_abrupt(rng.uniform(0.3, 0.4, (8, 4)), np.zeros((8, 4), bool), claim="1", statement="",
+                              max_ratio=0.25, alpha=ALPHA, resolution=np.full((8, 4), 0.3), n_boot=200)
+    assert coarse.verdict == "inconclusive" and "denser evaluations" in coarse.reason
 
 
 def test_abruptness_on_the_papers_numbers():

@@ -39,15 +39,6 @@ class PatchingArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LanguageModelAnalysisArgs:
-    """The chapter's verdict rules (params.yaml)."""
-    abrupt_ratio: float = number(0.0, 10.0)
-    few_heads: int = number(1, 1_000_000)
-    most_of_gap: float = number(0.0, 1.0)
-    alpha: float = number(0.0, 1.0)
-
-
-@dataclass(frozen=True, kw_only=True)
 class LanguageModelArgs:
     corpus: CorpusArgs
     seq_len: int = number(16, 100_000)
@@ -56,7 +47,6 @@ class LanguageModelArgs:
     pretraining: PretrainingArgs
     probes: ProbeArgs
     patching: PatchingArgs
-    analysis: LanguageModelAnalysisArgs
 
     def check(self, key: str) -> None:
         if not self.sizes:

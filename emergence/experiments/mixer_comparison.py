@@ -84,7 +84,6 @@ class MixerSweepArgs:
     linear_map: LinearMapSettings
     cellular_automata: AutomataSettings
     tolerance: float = number(0.0, 1.0)
-    min_speedup: float = number(1.0, 1000.0)
     kernels: Literal[KERNELS] = "reference"
 
     def check(self, key: str) -> None:
@@ -221,5 +220,4 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
     sweep = params["sweeps"][SWEEP]
     return summary_dataset(analysed, list(columns[0]), data,
                            {"experiment": f"sweep:{SWEEP}", "analysis": {t: params[t]["analysis"] for t in TASKS},
-                            "match_parameters": int(sweep["match_parameters"]),
-                            "min_speedup": float(sweep["min_speedup"])})
+                            "match_parameters": int(sweep["match_parameters"])})

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence import analysis as an
+from emergence.survival import bootstrap_km_median, km_median
 from emergence.experiments.cells import SweepFile, task_module, unstack_cells, write_sweep
 from emergence.experiments.run_statistics import analyse
 from emergence.io import read_netcdf
@@ -78,7 +78,7 @@ def precision_statistics(analysed: xr.Dataset, n_boot: int, level: float) -> dic
     for name in ("plateau_end_step", "emergence_step"):
         t = analysed[name].values
         c = analysed[name.replace("_step", "_censored")].values.astype(bool)
-        out[name] = (an.km_median(t, c), *an.bootstrap_km_median(t, c, n_boot=n_boot, level=level))
+        out[name] = (km_median(t, c), *bootstrap_km_median(t, c, n_boot=n_boot, level=level))
     loss = analysed["final_loss"].values
     out["final_loss"] = (float(np.nanmean(loss)), *_bootstrap(loss, np.nanmean, n_boot, level))
     width = analysed["unit_transition_width"].values                  # [seed, unit]

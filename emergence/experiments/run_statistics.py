@@ -14,20 +14,18 @@ import numpy as np
 import xarray as xr
 
 from emergence import analysis as an
+from emergence.survival import bootstrap_km_median, km_median
 from emergence.schema import ConfigError, number
 
 
 @dataclass(frozen=True, kw_only=True)
 class AnalysisArgs:
-    """A task's `analysis` section: progress thresholds and the verdict rules (params.yaml)."""
-    flat_ratio: float = number(1.0, 1000.0)
+    """A task's `analysis` section: progress thresholds (the verdicts' are in `claims`)."""
     plateau_threshold: float = number(0.0, 1.0)
     emergence_threshold: float = number(0.0, 1.0)
     solved_threshold: float = number(0.0, 1.0)
     smoothing_window: int = number(1, 1001)
-    abrupt_ratio: float = number(0.0, 10.0)
-    coincidence_evals: float = number(0.0, 1000.0)
-    alpha: float = number(0.0, 1.0)
+    alpha: float = number(0.0, 1.0)    # 1 - the level of the intervals in the per-task summaries
 
     def check(self, key: str) -> None:
         if not self.plateau_threshold <= self.emergence_threshold <= self.solved_threshold:
@@ -54,8 +52,11 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
                                                                     "solved_censored")}
     per_unit = {k: np.full((n_seed, n_unit), np.nan) for k in (
         "unit_plateau_end_step", "unit_emergence_step", "unit_solved_step", "unit_transition_width",
-        "head_parent_mass_rise", "entropy_drop_step", "entropy_before", "entropy_after")}
+        "head_parent_mass_rise", "entropy_drop_step", "entropy_before", "entropy_after",
+        "pattern_head_entropy_drop_step")}
     unit_censored = np.zeros((n_seed, n_unit), dtype=np.int8)
+    unit_flags = {k: np.zeros((n_seed, n_unit), dtype=np.int8) for k in ("unit_plateau_end_censored",
+                                                                         "unit_solved_censored")}
     responsible = np.full((n_seed, n_unit), -1, dtype=np.int64)
 
     for k in range(n_seed):
@@ -77,6 +78,16 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
             per_unit["unit_solved_step"][k, i] = b.solved.step
             per_unit["unit_transition_width"][k, i] = b.transition_width
             unit_censored[k, i] = b.emergence.censored
+            unit_flags["unit_plateau_end_censored"][k, i] = b.plateau_end.censored
+            unit_flags["unit_solved_censored"][k, i] = b.solved.censored
+            # The head that attends to unit i's ground-truth pattern at the end of training, chosen
+            # without looking at when the unit jumped (claim 2's test pairs its entropy drop
+            # with the unit's jump, against other units' heads).
+            pm_final = results["parent_mass"].values[k, -1, :, :, i].reshape(L * H)
+            if np.isfinite(pm_final).any():
+                h = int(np.nanargmax(pm_final))
+                per_unit["pattern_head_entropy_drop_step"][k, i] = an.steepest_drop_step(
+                    steps, results["attention_entropy"].values[k, :, h // H, h % H, i])
             if b.emergence.censored:
                 continue
             # Which head learned unit i (row i of A on the linear map): the largest rise in parent mass across the unit's jump.
@@ -96,6 +107,7 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
     data_vars = {name: (("seed",), v) for name, v in {**per_seed, **per_seed_flags}.items()}
     data_vars.update({name: (("seed", unit), v) for name, v in per_unit.items()})
     data_vars["unit_emergence_censored"] = (("seed", unit), unit_censored)
+    data_vars.update({name: (("seed", unit), v) for name, v in unit_flags.items()})
     data_vars["responsible_layer"] = (("seed", unit), np.where(responsible >= 0, responsible // H, -1))
     data_vars["responsible_head"] = (("seed", unit), np.where(responsible >= 0, responsible % H, -1))
     data_vars["diverged_step"] = (("seed",), results["diverged_step"].values)
@@ -109,9 +121,9 @@ def summary_metrics(analysed: xr.Dataset) -> dict:
     """Headline numbers for `dvc metrics` (JSON: unreached medians are null, not inf)."""
     n = analysed.sizes["seed"]
     t, c = analysed["emergence_step"].values, analysed["emergence_censored"].values.astype(bool)
-    med = an.km_median(t, c)
+    med = km_median(t, c)
     solved = int((analysed["solved_censored"].values == 0).sum())
-    lo, hi = an.bootstrap_km_median(t, c, n_boot=500)
+    lo, hi = bootstrap_km_median(t, c, n_boot=500)
     width = analysed["unit_transition_width"].values
     finite = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
     return {

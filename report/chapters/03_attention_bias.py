@@ -25,14 +25,13 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence import analysis as an
-from emergence.reporting import fmt, fmt_step, load, md, setup_style, table
+from emergence.survival import km_median, km_survival
+from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 res = load("attention_bias_results")
 summary = load("attention_bias_summary")
 ana_cfg = json.loads(summary.attrs["analysis"])  # the thresholds of this run
-alpha = ana_cfg["alpha"]
 configs = json.loads(res.attrs["configs"])
 strengths = res["strength"].values
 steps = res["step"].values
@@ -75,7 +74,7 @@ fig.tight_layout()
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
 for c in strengths:
     t, cen = per[c]["plateau_end_step"].values, per[c]["plateau_end_censored"].values.astype(bool)
-    tk, sk = an.kaplan_meier(t, cen)
+    tk, sk = km_survival(t, cen)
     ax.step(np.append(tk, budget), np.append(sk, sk[-1]), where="post", color=colors[c], lw=2, label=f"c = {fmt(c)}")
 ax.set_ylim(-0.02, 1.02)
 ax.set_xlabel("step")
@@ -90,7 +89,7 @@ rows, pm0 = [], {}
 for c in strengths:
     t, cen = per[c]["plateau_end_step"].values, per[c]["plateau_end_censored"].values.astype(bool)
     row = {"c": fmt(c), "seeds leaving the plateau": f"{int((~cen).sum())}/{len(cen)}",
-           "KM median plateau end": fmt_step(an.km_median(t, cen)),
+           "KM median plateau end": fmt_step(km_median(t, cen)),
            "seeds solved": f"{int((per[c]['solved_censored'].values == 0).sum())}/{len(cen)}",
            "median final loss": float(np.nanmedian(per[c]["final_output_loss"].values)),
            "parent mass at step 0": float(per[c]["initial_parent_mass"])}
@@ -98,27 +97,12 @@ for c in strengths:
 table(pd.DataFrame(rows), index=False)
 
 # %% [markdown]
-# ## Claim
+# ## Claims
 
 # %%
-verdicts = []
-for c in strengths:
-    if c == control:
-        continue
-    t, cen = per[c]["plateau_end_step"].values, per[c]["plateau_end_censored"].values.astype(bool)
-    z, p = an.logrank_test(t, cen, t0, c0)
-    m_bias, m_ctrl = an.km_median(t, cen), an.km_median(t0, c0)
-    ok = p < alpha and m_bias < m_ctrl
-    verdicts.append((f"5: bias c = {fmt(c)} removes the plateau",
-                     f"KM median plateau end {fmt_step(m_bias)} vs {fmt_step(m_ctrl)} (control); "
-                     f"one-sided log-rank z = {z:.2f}, p = {p:.3g}",
-                     "reproduced" if ok else "not reproduced"))
-if not verdicts:
-    verdicts.append(("5: the bias removes the plateau", "no strength other than 0 on this profile",
-                     "not run on this profile"))
-table(pd.DataFrame(verdicts, columns=["claim", "measured here", "verdict"]), index=False)
+claims_section("03_attention_bias")
 
 # %%
 md(f"""Plateau end = first evaluation with progress ≥ {ana_cfg['plateau_threshold']}; seeds that never
-get there are censored at {budget:,} steps. The log-rank test asks whether seeds with the bias
-leave the plateau earlier than the control; α = {alpha}.""")
+get there are censored at {budget:,} steps. The rule asks whether seeds with the bias leave the
+plateau earlier than the control. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

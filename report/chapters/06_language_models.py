@@ -21,24 +21,21 @@
 # bracket's two checkpoints are patched head by head.
 
 # %% tags=["parameters"]
-lm_analysis = '{"abrupt_ratio": 0.25, "few_heads": 2, "most_of_gap": 0.5, "alpha": 0.1}'
 max_figure_seeds = 16
 
 # %%
-import json
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from scipy.stats import binomtest, fisher_exact
 
 from emergence import analysis as an
-from emergence.reporting import fmt, fmt_step, load, load_folder, md, setup_style, table
+from emergence.survival import km_median
+from emergence.scorecard import lm_jump_ratio
+from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, setup_style, table
 
 setup_style()
-cfg = json.loads(lm_analysis)
-alpha = cfg["alpha"]
 pr = load("lm_probes")
 patch = load_folder("lm_patching")
 models = [str(s) for s in pr["size"].values]          # every trained family, pre-pretrained twins included
@@ -123,16 +120,12 @@ fig.tight_layout()
 
 # %%
 def jump_ratios(size, cap):
-    """Per solved seed: (first solved step - last checkpoint below 1 - solved accuracy) / first solved step."""
-    acc = pr["probe_accuracy"].sel(size=size, capability=cap).values
-    t, cen = emergence_times(size, cap)
-    out = []
-    for k in np.flatnonzero(~cen):
-        j = int(np.searchsorted(steps, t[k]))
-        low = np.flatnonzero(acc[k, :j] < 1 - solved_acc)
-        if len(low) and t[k] > 0:
-            out.append((t[k] - steps[low[-1]]) / t[k])
-    return out
+    """Per run that rose from its plateau: jump width / first solved step, as the scorecard's rule
+    measures it (emergence/scorecard.py)."""
+    sel = pr.sel(size=size, capability=cap)
+    out = [lm_jump_ratio(steps, sel["probe_accuracy"].values[k], float(sel["bracket_new_step"].values[k]),
+                         bool(sel["bracket_censored"].values[k])) for k in range(n_seed)]
+    return [r for r, censored, _ in out if np.isfinite(r) and not censored]
 
 
 rows = []
@@ -143,7 +136,7 @@ for size in models:
         r = jump_ratios(size, cap)
         rows.append({"size": size, "capability": cap, "seeds solved": f"{int((~cen).sum())}/{len(cen)}",
                      "first solved steps": ", ".join(fmt_step(v) for v in sorted(t[~cen])) or "none",
-                     "KM median": fmt_step(an.km_median(t, cen)),
+                     "KM median": fmt_step(km_median(t, cen)),
                      "jump width / step (median)": fmt(float(np.median(r))) if r else "n/a",
                      "binary-search evaluations (max)": int(s["bracket_evaluations"].max())})
 table(pd.DataFrame(rows), index=False)
@@ -246,105 +239,16 @@ else:
 # ## Claims
 
 # %%
-claims = []
-# 1a: abrupt. For each solved run: (first solved step - last checkpoint below 1 - solved_acc) / first solved step.
-ratios = [r for size in sizes for cap in caps for r in jump_ratios(size, cap)]
-if ratios:
-    med = float(np.median(ratios))
-    claims.append(("1: capabilities emerge abruptly",
-                   f"median (first solved − last near-zero checkpoint) / first solved step = {med:.3f} over "
-                   f"{len(ratios)} solved runs of every size (abrupt below {cfg['abrupt_ratio']}); "
-                   f"{sum(r < cfg['abrupt_ratio'] for r in ratios)}/{len(ratios)} runs are abrupt; per (size, capability) "
-                   f"in the table above. Checkpoints from 64 to 512 sit at steps {', '.join(str(int(x)) for x in steps[(steps >= 64) & (steps <= 512)])}"
-                   ": that spacing caps how abrupt an early jump can look",
-                   "reproduced" if med < cfg["abrupt_ratio"] else "not reproduced"))
-else:
-    claims.append(("1: capabilities emerge abruptly", "no run solved a capability", "not reproduced"))
-
-# 1b: at random times across seeds: within a (size, capability), some but not all seeds solve,
-# or the solved seeds' steps span more than a factor of 2.
-spread = []
-for size in sizes:
-    for cap in caps:
-        t, cen = emergence_times(size, cap)
-        some_not_all = 0 < (~cen).sum() < len(cen)
-        wide = (~cen).sum() >= 2 and t[~cen].max() > 2 * max(t[~cen].min(), 1)
-        spread.append(some_not_all or wide)
-claims.append(("1: at seed-dependent times",
-               f"{sum(spread)}/{len(spread)} (size, capability) pairs have some-but-not-all seeds solving or "
-               "solved steps spanning more than 2x", "reproduced" if any(spread) else "not reproduced"))
-
-# 1c: larger models earlier (pooled log-rank over capabilities, largest vs smallest) and more often (Fisher).
-if len(sizes) >= 2:
-    zs = []
-    solved_small = solved_large = 0
-    for cap in caps:
-        tl, cl = emergence_times(sizes[-1], cap)
-        ts, cs = emergence_times(sizes[0], cap)
-        zs.append(an.logrank_test(tl, cl, ts, cs)[0])
-        solved_large += int((~cl).sum())
-        solved_small += int((~cs).sum())
-    z, p = an.pooled_z(zs)
-    n = n_seed * len(caps)
-    claims.append((f"1: larger models emerge earlier ({sizes[-1]} vs {sizes[0]})",
-                   f"log-rank pooled over capabilities (Stouffer) z = {z:.2f}, p = {p:.3g}",
-                   "reproduced" if p < alpha else "not reproduced"))
-    _, pf = fisher_exact([[solved_large, n - solved_large], [solved_small, n - solved_small]], alternative="greater")
-    claims.append((f"1: larger models solve more often ({sizes[-1]} vs {sizes[0]})",
-                   f"solved {solved_large}/{n} vs {solved_small}/{n} (size, capability, seed) runs; "
-                   f"one-sided Fisher p = {pf:.3g}", "reproduced" if pf < alpha else "not reproduced"))
-
-# 2: the jump comes with a head whose attention sharpens: the top patched head's entropy drops.
-drops = [bool(patch[s]["entropy_new"].values[caps.index(c), k][top_head(s, c, k)]
-              < patch[s]["entropy_old"].values[caps.index(c), k][top_head(s, c, k)]) for s, c, k in runs]
-if drops:
-    p2 = binomtest(int(sum(drops)), len(drops), 0.5, alternative="greater").pvalue
-    claims.append(("2: each jump coincides with a head's attention sharpening",
-                   f"the top-Δp head's answer-row entropy drops across the bracket in {int(sum(drops))}/{len(drops)} "
-                   f"runs; one-sided sign test p = {p2:.3g}", "reproduced" if p2 < alpha else "not reproduced"))
-else:
-    claims.append(("2: each jump coincides with a head's attention sharpening", "no patched run", "not run on this profile"))
-
-# 3: the top few heads recover most of the gap.
-few = cfg["few_heads"]
-rec = [float(patch[s]["top_k_recovery"].sel(k=few).values[caps.index(c), k]) for s, c, k in runs
-       if few in patch[s]["k"].values]
-if rec:
-    med = float(np.median(rec))
-    boot = np.random.default_rng(0).choice(rec, size=(2000, len(rec))).mean(1) if len(rec) > 1 else np.array(rec)
-    lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
-    claims.append((f"3: patching the top {few} heads recovers most of the gap",
-                   f"median fraction recovered {med:.2f} over {len(rec)} runs (mean {np.mean(rec):.2f}, "
-                   f"{1 - alpha:.0%} bootstrap interval {lo:.2f} to {hi:.2f}); 'most' = ≥ {cfg['most_of_gap']}",
-                   "reproduced" if med >= cfg["most_of_gap"] else "not reproduced"))
-else:
-    claims.append((f"3: patching the top {few} heads recovers most of the gap", "no patched run with that many heads",
-                   "not run on this profile"))
-# 9: pre-pretraining on Dyck speeds up the in-context capabilities (spans, patterns): pooled log-rank,
-# pre-pretrained twin earlier than the same size from scratch.
-in_context = [c for c in caps if c in ("spans", "patterns")]
-if pretrained and in_context:
-    zs, detail = [], []
-    for twin in pretrained:
-        base = twin.split("+")[0]
-        for cap in in_context:
-            tp, cp_ = emergence_times(twin, cap)
-            tb, cb = emergence_times(base, cap)
-            zs.append(an.logrank_test(tp, cp_, tb, cb)[0])
-            detail.append(f"{cap}: KM median {fmt_step(an.km_median(tp, cp_))} vs {fmt_step(an.km_median(tb, cb))}")
-    z9, p9 = an.pooled_z(zs)
-    claims.append(("9: pre-pretraining on Dyck speeds up in-context emergence",
-                   f"{', '.join(pretrained)} vs from scratch, {'; '.join(detail)}; pooled log-rank z = {z9:.2f}, "
-                   f"p = {p9:.3g}", "reproduced" if p9 < alpha else "not reproduced"))
-else:
-    claims.append(("9: pre-pretraining speeds up in-context emergence", "no pre-pretrained model or no in-context probe",
-                   "not run on this profile"))
-table(pd.DataFrame(claims, columns=["claim", "measured here", "verdict"]), index=False)
+claims_section("06_language_models")
 
 # %%
 md(f"""Emergence is located as in the paper: binary search over the checkpoints for the first one whose
 greedy accuracy on the held-out prompts reaches {solved_acc} (at most
 {int(pr['bracket_evaluations'].max())} checkpoint evaluations per run); a run never solved by step
-{budget:,} is censored there, and enters the log-rank tests as censored. These are models of
-{int(pr['n_params'].min()):,} to {int(pr['n_params'].max()):,} parameters trained for {budget:,} steps on a generated
-corpus, not Pythia: sizes here differ in width only. Tests are one-sided at α = {alpha}.""")
+{budget:,} is censored there. A jump is measured from the run's own plateau (the median accuracy of its
+unsolved checkpoints, so IOI's either-name stage is plateau, not jump); where one checkpoint interval is
+already as wide as the abruptness threshold, the grid cannot decide and the verdict says so. Capabilities
+measured on the same seeds are not independent: the size and pre-pretraining tests reassign whole seeds
+(a permutation test), and the patching and sharpening statistics take one value per seed. These are
+models of {int(pr['n_params'].min()):,} to {int(pr['n_params'].max()):,} parameters trained for {budget:,}
+steps on a generated corpus, not Pythia: sizes here differ in width only. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

@@ -1,0 +1,460 @@
+"""The claims scorecard: every claim and sub-claim of the paper, decided by its rule in
+emergence/verdicts.py on this run's results.
+
+Each `*_claims` function reads one experiment's result datasets, builds the rule's arms (the
+seed is the unit; censored seeds stay in) and returns its verdicts; `scorecard` runs them
+all, adds Benjamini-Hochberg q-values across the tests and the paper's statement and number
+for each row (data/paper/claims.yaml). Nothing here is a threshold: those are `claims` in
+params.yaml.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import xarray as xr
+import yaml
+
+from emergence import verdicts as vd
+from emergence.survival import benjamini_hochberg
+from emergence.verdicts import Arm, Verdict
+
+# Where the report shows each row: chapter file stem and figure label.
+CHAPTERS = {
+    "linear_map": ("01_linear_map", "fig-bit-loss"),
+    "sparsity": ("02_sparsity", "fig-sparsity-plateau"),
+    "attention_bias": ("03_attention_bias", "fig-bias-plateau"),
+    "architecture": ("04_architecture", "fig-architecture"),
+    "automata": ("05_cellular_automata", "fig-ca-plateau"),
+    "language_models": ("06_language_models", "fig-lm-emergence"),
+    "mixers": ("07_mixers", "fig-mixer-emergence"),
+}
+
+
+def arm(ds: xr.Dataset, what: str, cells: Iterable[int] | int) -> Arm:
+    """Seeds of one or several cells pooled into an arm: event `what` ("plateau_end",
+    "emergence", "solved"); runs that never produced a result (NaN) are left out."""
+    cells = [cells] if isinstance(cells, (int, np.integer)) else list(cells)
+    t = np.concatenate([ds[f"{what}_step"].values[i] for i in cells])
+    c = np.concatenate([ds[f"{what}_censored"].values[i] for i in cells]).astype(bool)
+    ok = np.isfinite(t)
+    return Arm.of(t[ok], c[ok])
+
+
+def _cells(ds: xr.Dataset, **match) -> list[int]:
+    keep = np.ones(ds.sizes["cell"], bool)
+    for name, value in match.items():
+        v = ds[name].values
+        keep &= np.isclose(v, value) if np.issubdtype(v.dtype, np.floating) else (v == value)
+    return [int(i) for i in np.flatnonzero(keep)]
+
+
+def _budget(ds: xr.Dataset, cells: Iterable[int] | None = None) -> float:
+    b = ds["budget_step"].values
+    return float(np.max(b if cells is None else b[list(cells)]))
+
+
+class Context:
+    """The thresholds (params.yaml `claims`) and the paper's statements, shared by every rule."""
+
+    def __init__(self, claims: dict, paper: dict):
+        self.c = claims
+        self.paper = paper
+
+    def common(self, key: str) -> dict:
+        return dict(statement=self.paper[key]["statement"], paper=self.paper[key]["paper"])
+
+    def paper_budget(self, key: str) -> float | None:
+        return self.paper[key].get("budget")
+
+
+# --- linear map (claims 1, 2) -------------------------------------------------------------
+
+def unit_jump_ratios(analysis: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """[seed, unit] jump width over emergence step, censored where the unit emerged but did not
+    solve within the budget (width >= budget - plateau end, a lower bound); NaN where it never
+    left the plateau or never emerged (no jump, or one whose timing is unknown)."""
+    budget = float(analysis.attrs["budget_step"])
+    pe, em = analysis["unit_plateau_end_step"].values, analysis["unit_emergence_step"].values
+    left = analysis["unit_plateau_end_censored"].values == 0
+    emerged = analysis["unit_emergence_censored"].values == 0
+    solved = analysis["unit_solved_censored"].values == 0
+    width = np.where(solved, analysis["unit_solved_step"].values - pe, budget - pe)
+    ratio = np.where(left & emerged & (em > 0), width / np.where(em > 0, em, 1.0), np.nan)
+    return ratio, left & emerged & ~solved
+
+
+def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
+    c = ctx.c
+    ratio, censored = unit_jump_ratios(analysis)
+    eval_every = json.loads(analysis.attrs["config"])["linear_map"]["train"]["eval_every"]
+    resolution = eval_every / analysis["unit_emergence_step"].values
+    emergence = Arm.of(analysis["emergence_step"].values, analysis["emergence_censored"].values.astype(bool))
+    unit_e = np.where(analysis["unit_emergence_censored"].values == 0, analysis["unit_emergence_step"].values, np.nan)
+    return [
+        ("linear-map-abrupt", vd.jumps_are_abrupt(
+            ratio, censored, claim="1 (linear map)", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
+            resolution=resolution, n_boot=c["n_boot"], **ctx.common("linear-map-abrupt"))),
+        ("linear-map-random-times", vd.times_vary_across_seeds(
+            emergence, claim="1 (linear map)", min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"],
+            n_boot=c["n_boot"], **ctx.common("linear-map-random-times"))),
+        ("linear-map-entropy", vd.jumps_coincide_with_entropy_drops(
+            unit_e, analysis["pattern_head_entropy_drop_step"].values, claim="2 (linear map)",
+            tolerance=c["coincidence_evals"] * eval_every, alpha=c["alpha"], n_perm=c["n_perm"], n_boot=c["n_boot"],
+            **ctx.common("linear-map-entropy"))),
+    ]
+
+
+# --- sparsity (claim 4) --------------------------------------------------------------------
+
+def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
+    c, out = ctx.c, []
+    S, s = cells["state_size"].values, cells["sparsity"].values
+    sizes = sorted(set(S.tolist()))
+    budget = _budget(cells)
+    # Length at a fixed number of parents: only s that is sparse (not the dense copy regime
+    # s >= S - 1) at every S compared, the smallest S against the largest holding that s.
+    strata = []
+    for s_val in sorted(set(s.tolist())):
+        at = [i for i in range(len(S)) if s[i] == s_val and s_val < S[i] - 1]
+        if len({S[i] for i in at}) >= 2:
+            lo, hi = min(at, key=lambda i: S[i]), max(at, key=lambda i: S[i])
+            strata.append((f"s = {s_val}: S = {S[lo]} vs {S[hi]}", arm(cells, "solved", lo), arm(cells, "solved", hi)))
+    if strata:
+        out.append(("sparsity-length", vd.earlier(
+            strata, claim="4 (linear map, length)", statistic="KM median time to solve, larger S over smaller S",
+            alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-length"),
+            **ctx.common("sparsity-length"))))
+    low = (s <= 2)
+    high = (s >= S - 1)
+    hump = []
+    for size in sizes:
+        pick = lambda mask: [i for i in range(len(S)) if S[i] == size and mask[i]]  # noqa: E731
+        lo_i, mid_i, hi_i = pick(low), pick(~low & ~high), pick(high)
+        if mid_i and (lo_i or hi_i):
+            hump.append((f"S = {size}", arm(cells, "solved", lo_i) if lo_i else None, arm(cells, "solved", mid_i),
+                         arm(cells, "solved", hi_i) if hi_i else None))
+    if hump:
+        out.append(("sparsity-hump", vd.hardest_at_medium_sparsity(
+            hump, alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-hump"),
+            paper=ctx.paper["sparsity-hump"]["paper"])))
+    large = [i for i in range(len(S)) if S[i] == sizes[-1] and not low[i] and not high[i]]
+    if large and sizes[-1] >= 32:
+        out.append(("sparsity-large-s", vd.never_leaves_plateau(
+            arm(cells, "plateau_end", large), claim=f"4 (linear map, S = {sizes[-1]})", budget=_budget(cells, large),
+            paper_budget=ctx.paper_budget("sparsity-large-s"), alpha=c["alpha"], **ctx.common("sparsity-large-s"))))
+    small = [i for i in range(len(S)) if S[i] == 8]
+    if small:
+        out.append(("sparsity-small-s", vd.every_seed_solves(
+            arm(cells, "solved", small), claim="4 (linear map, S = 8)", budget=_budget(cells, small),
+            paper_budget=ctx.paper_budget("sparsity-small-s"), alpha=c["alpha"], **ctx.common("sparsity-small-s"))))
+    return out
+
+
+# --- attention bias on the linear map (claim 5) ---------------------------------------------
+
+def attention_bias_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
+    control = _cells(cells, strength=0.0)
+    out = []
+    for i in range(cells.sizes["cell"]):
+        strength = float(cells["strength"].values[i])
+        if strength == 0.0 or not control:
+            continue
+        out.append(("linear-map-bias", vd.earlier(
+            [(f"c = {strength:g}", arm(cells, "plateau_end", i), arm(cells, "plateau_end", control))],
+            claim=f"5 (linear map, c = {strength:g})", statistic="KM median plateau end, control over biased",
+            alpha=ctx.c["alpha"], budget=_budget(cells), paper_budget=ctx.paper_budget("linear-map-bias"),
+            **ctx.common("linear-map-bias"))))
+    return out
+
+
+# --- width, heads, depth (claims 6, 7) -------------------------------------------------------
+
+def _family(ds: xr.Dataset, name: str) -> list[int]:
+    return [i for i in range(ds.sizes["cell"]) if name in str(ds["families"].values[i]).split("+")]
+
+
+def architecture_claims(linear: xr.Dataset, automata: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
+    """Each claim compares the two ends of a family (fewest against most heads, one layer
+    against the deepest) by time to solve, the paper's measure (final loss at a budget)."""
+    specs = [("heads-linear-map", linear, "heads", "n_head", "max", "6 (linear map, heads)"),
+             ("width-linear-map", linear, "width", "n_head", "max", "6 (linear map, fixed width)"),
+             ("depth-linear-map", linear, "depth", "n_layer", "min", "7 (linear map, depth)"),
+             ("heads-automata", automata, "heads", "n_head", "max", "6 (automata, heads)"),
+             ("width-automata", automata, "width", "n_head", "min", "6 (automata, fixed width)"),
+             ("depth-automata", automata, "depth", "n_layer", "max", "7 (automata, depth)")]
+    out = []
+    for key, ds, fam, xvar, favoured, claim in specs:
+        cells = _family(ds, fam)
+        if len(cells) < 2:
+            continue
+        x = ds[xvar].values[cells]
+        best, worst = (cells[int(np.argmax(x))], cells[int(np.argmin(x))]) if favoured == "max" else \
+                      (cells[int(np.argmin(x))], cells[int(np.argmax(x))])
+        name = xvar.replace("n_", "")
+        label = f"{name} = {int(ds[xvar].values[best])} vs {int(ds[xvar].values[worst])}"
+        out.append((key, vd.earlier(
+            [(label, arm(ds, "solved", best), arm(ds, "solved", worst))], claim=claim,
+            statistic=f"KM median time to solve, {name} = {int(ds[xvar].values[worst])} over "
+                      f"{int(ds[xvar].values[best])}",
+            alpha=ctx.c["alpha"], budget=_budget(ds, [best, worst]), paper_budget=ctx.paper_budget(key),
+            **ctx.common(key))))
+    return out
+
+
+# --- cellular automata (claims 4, 5) ----------------------------------------------------------
+
+def automata_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
+    c, out = ctx.c, []
+    sizes = sorted(set(int(S) for S in cells["state_size"].values))
+    strengths = sorted(set(float(x) for x in cells["strength"].values))
+    control = {S: arm(cells, "plateau_end", _cells(cells, state_size=S, strength=0.0)) for S in sizes
+               if _cells(cells, state_size=S, strength=0.0)}
+    budget = _budget(cells)
+    if len(control) >= 2:
+        out.append(("automata-growth", vd.plateau_grows_with_state_size(
+            control, alpha=c["alpha"], min_ratio=c["growth_ratio"], paper=ctx.paper["automata-growth"]["paper"],
+            budget=budget, paper_budget=ctx.paper_budget("automata-growth"))))
+    for strength in strengths:
+        if strength == 0.0:
+            continue
+        biased = {S: arm(cells, "plateau_end", _cells(cells, state_size=S, strength=strength)) for S in sizes
+                  if _cells(cells, state_size=S, strength=strength)}
+        if len([S for S in biased if S >= c["flat_from"]]) >= 2 and all(S in control for S in biased):
+            v = vd.bias_keeps_plateau_flat(biased, control, flat_from=c["flat_from"], max_ratio=c["flat_ratio"],
+                                           alpha=c["alpha"], paper=ctx.paper["automata-bias"]["paper"])
+            out.append(("automata-bias", replace(v, claim=f"5 (automata, c = {strength:g})")))
+    return out
+
+
+# --- language models (claims 1, 2, 3, 9) ------------------------------------------------------
+
+def lm_jump_ratio(steps: np.ndarray, accuracy: np.ndarray, new_step: float, censored: bool) -> tuple[float, bool, float]:
+    """One run's jump width over its emergence step, measured from the run's own plateau: the
+    plateau level is the median accuracy over its unsolved checkpoints (so IOI's either-name
+    stage at ~0.5 counts as the plateau, not as part of the jump), and the jump starts at the
+    last checkpoint at or below 10% of the way from that level to 1. Never solved but risen:
+    censored at the budget; never risen: NaN. The third value is the smallest ratio the
+    checkpoint grid can show (the last checkpoint interval before the end, over the end)."""
+    steps, accuracy = np.asarray(steps, float), np.asarray(accuracy, float)
+    end = float(steps[-1]) if censored else float(new_step)
+    before = steps < end if not censored else np.ones(len(steps), bool)
+    before &= steps >= 1
+    if not before.any() or end <= 0:
+        return float("nan"), False, float("nan")
+    prior = steps[steps < end]
+    floor = (end - prior[-1]) / end if prior.size else float("nan")
+    level = float(np.median(accuracy[before]))
+    start_level = level + 0.1 * (1 - level)
+    idx = np.flatnonzero(before & (accuracy <= start_level))
+    if not idx.size:
+        return float("nan"), False, floor
+    start = float(steps[idx[-1]])
+    if censored:
+        risen = (accuracy[steps > start] > start_level).any()
+        return ((end - start) / end, True, floor) if risen else (float("nan"), False, floor)
+    return (end - start) / end, False, floor
+
+
+def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
+    c, out = ctx.c, []
+    models = [str(s) for s in probes["size"].values]
+    sizes = [m for m in models if "+" not in m]
+    caps = [str(x) for x in probes["capability"].values]
+    steps = probes["checkpoint_step"].values
+    budget = float(steps[-1])
+
+    def times(size: str, cap: str) -> Arm:
+        s = probes.sel(size=size, capability=cap)
+        cen = s["bracket_censored"].values.astype(bool)
+        return Arm.of(np.where(cen, budget, s["bracket_new_step"].values.astype(float)), cen)
+
+    # abrupt: rows are (size, seed), the unit; columns capabilities
+    jumps = np.array([[lm_jump_ratio(steps, probes.sel(size=size, capability=cap)["probe_accuracy"].values[k],
+                                     float(probes.sel(size=size, capability=cap)["bracket_new_step"].values[k]),
+                                     bool(probes.sel(size=size, capability=cap)["bracket_censored"].values[k]))
+                       for cap in caps] for size in sizes for k in range(probes.sizes["seed"])])
+    out.append(("lm-abrupt", vd.jumps_are_abrupt(
+        jumps[..., 0], jumps[..., 1].astype(bool), claim="1 (language models)", max_ratio=c["abrupt_ratio"],
+        alpha=c["alpha"], resolution=jumps[..., 2], n_boot=c["n_boot"], **ctx.common("lm-abrupt"))))
+    parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
+                                        min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], n_boot=c["n_boot"])
+             for size in sizes for cap in caps]
+    decided = [p for p in parts if p.verdict != "inconclusive"]
+    v = vd.most_of(decided or parts, claim="1 (language models)", **ctx.common("lm-random-times"))
+    out.append(("lm-random-times", replace(v, reason=v.reason + f" (of {len(parts)} size x capability pairs, "
+                                                               f"{len(parts) - len(decided)} undecidable and left out)")))
+    if len(sizes) >= 2:
+        out.append(("lm-size", vd.earlier(
+            [(cap, times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps], claim="1 (language models, size)",
+            statistic=f"KM median first solved checkpoint, {sizes[0]} over {sizes[-1]} (median over capabilities)",
+            alpha=c["alpha"], shared_seeds=True, n_perm=c["n_perm"], **ctx.common("lm-size"))))
+
+    sharpen, recovery = [], []
+    for size, ds in patching.items():
+        if "+" in size:
+            continue
+        for k in range(ds.sizes["seed"]):
+            diffs, recs = [], []
+            for i in range(ds.sizes["capability"]):
+                if not np.isfinite(ds["p_new"].values[i, k]):
+                    continue
+                delta = (ds["entropy_new"].values[i, k] - ds["entropy_old"].values[i, k]).ravel()
+                top = int(np.nanargmax(ds["delta_p"].values[i, k].ravel()))
+                diffs.append(delta[top] - np.nanmedian(np.delete(delta, top)))
+                if c["few_heads"] in ds["k"].values:
+                    recs.append(float(ds["top_k_recovery"].sel(k=c["few_heads"]).values[i, k]))
+            if diffs:
+                sharpen.append(float(np.median(diffs)))
+            if recs:
+                recovery.append(float(np.median(recs)))
+    out.append(("lm-sharpening", vd.head_sharpens_more_than_others(
+        sharpen, claim="2 (language models)", alpha=c["alpha"], n_boot=c["n_boot"], **ctx.common("lm-sharpening"))))
+    out.append(("lm-patching", replace(vd.recovers_most_of_gap(
+        recovery, claim="3 (language models)", most=c["most_of_gap"], alpha=c["alpha"], n_boot=c["n_boot"],
+        **ctx.common("lm-patching")), statistic=f"median over seeds of the gap recovered by the top "
+                                                f"{c['few_heads']} heads")))
+
+    in_context = [cap for cap in caps if cap in ("spans", "patterns")]
+    twins = [m for m in models if "+" in m]
+    if twins and in_context:
+        strata = [(f"{twin}, {cap}", times(twin, cap), times(twin.split("+")[0], cap)) for twin in twins
+                  for cap in in_context]
+        out.append(("lm-dyck", vd.earlier(
+            strata, claim="9 (language models)", statistic="KM median first solved checkpoint, from scratch over "
+                                                            "pre-pretrained", alpha=c["alpha"], shared_seeds=True,
+            n_perm=c["n_perm"], **ctx.common("lm-dyck"))))
+    return out
+
+
+# --- architectures (claim 8) -------------------------------------------------------------------
+
+def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
+    c, out = ctx.c, []
+    archs = list(dict.fromkeys(str(a) for a in sm["architecture"].values))
+    mixers = {str(a): str(m) for a, m in zip(sm["architecture"].values, sm["mixer"].values)}
+    reference = next(a for a in archs if mixers[a] == "attention")
+    mlp = next((a for a in archs if mixers[a] == "mlp_mixer"), None)
+    settings = {t: sorted({str(s) for s, tt in zip(sm["setting"].values, sm["task"].values) if tt == t})
+                for t in ("linear_map", "cellular_automata")}
+
+    def strata(a: str, b: str, task: str, what: str, only: list[str] | None = None):
+        rows = []
+        for s in only if only is not None else settings[task]:
+            ia, ib = _cells(sm, task=task, setting=s, architecture=a), _cells(sm, task=task, setting=s, architecture=b)
+            if ia and ib:
+                rows.append((f"{task.replace('_', ' ')} {s}", arm(sm, what, ia), arm(sm, what, ib)))
+        return rows
+
+    def compare(key, a, b, task, what, claim, statistic, only=None, **kw):
+        rows = strata(a, b, task, what, only)
+        if not rows:
+            return None
+        return (key, vd.earlier(rows, claim=claim, statistic=statistic, alpha=c["alpha"], budget=_budget(sm),
+                                paper_budget=ctx.paper_budget(key), **ctx.common(key), **kw))
+
+    if mlp is not None:
+        lm_settings = settings["linear_map"]
+        for row in (compare("mixer-faster", mlp, reference, "linear_map", "emergence", "8 (Mixer, linear map)",
+                            f"KM median emergence, {reference} over {mlp}", only=lm_settings[:1],
+                            min_ratio=c["min_speedup"]),
+                    compare("mixer-sparser", mlp, reference, "linear_map", "solved", "8 (Mixer, sparser maps)",
+                            f"KM median time to solve, {reference} over {mlp}", only=lm_settings[1:]),
+                    compare("mixer-automata", reference, mlp, "cellular_automata", "emergence",
+                            "8 (Mixer, automata)", f"KM median emergence, {mlp} over {reference}")):
+            if row is not None:
+                out.append(row)
+    parts = []
+    for a in archs:
+        if a in (reference, mlp):
+            continue
+        rows = strata(reference, a, "linear_map", "emergence") + strata(reference, a, "cellular_automata", "emergence")
+        if rows:
+            parts.append(vd.earlier(rows, claim=f"8 ({a})", statement=f"{a} underperforms the transformer",
+                                    statistic=f"KM median emergence, {a} over {reference}", alpha=c["alpha"],
+                                    budget=_budget(sm), paper_budget=ctx.paper_budget("recurrent-mixers")))
+    if parts:
+        v = vd.most_of(parts, claim="8 (recurrent mixers)", **ctx.common("recurrent-mixers"))
+        detail = "; ".join(f"{p.claim}: {p.verdict} (p = {p.p_value:.3g})" for p in parts)
+        out.append(("recurrent-mixers", replace(v, reason=f"{v.reason}: {detail}")))
+    return out
+
+
+# --- the whole scorecard -------------------------------------------------------------------------
+
+
+def scorecard(results: dict, claims: dict, paper: dict) -> list[dict]:
+    """Every row, in report order: the verdict's fields plus id, chapter, figure and the
+    Benjamini-Hochberg q-value across the rows that made a test."""
+    ctx = Context(claims, paper)
+    rows: list[tuple[str, str, Verdict]] = []
+    add = lambda section, items: rows.extend((section, key, v) for key, v in items)  # noqa: E731
+    add("linear_map", linear_map_claims(results["linear_map_analysis"], ctx))
+    add("sparsity", sparsity_claims(results["sparsity_summary"], ctx))
+    add("attention_bias", attention_bias_claims(results["attention_bias_summary"], ctx))
+    add("architecture", architecture_claims(results["architecture_summary"], results["ca_architecture_summary"], ctx))
+    add("automata", automata_claims(results["ca_state_size_summary"], ctx))
+    add("language_models", lm_claims(results["lm_probes"], results["lm_patching"], ctx))
+    add("mixers", mixer_claims(results["mixers_summary"], ctx))
+    q = benjamini_hochberg([v.p_value for _, _, v in rows])
+    out = []
+    for (section, key, v), q_value in zip(rows, q):
+        chapter, figure = CHAPTERS[section]
+        out.append({"id": key, "chapter": chapter, "figure": figure, **v.to_dict(), "q_value": float(q_value)})
+    return out
+
+
+def tally(rows: list[dict]) -> dict[str, int]:
+    return {v: sum(r["verdict"] == v for r in rows) for v in vd.VERDICTS}
+
+
+def _plain(x):
+    """JSON-safe and byte-stable: floats to 6 significant digits, inf as "inf", NaN as null."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if math.isnan(x):
+            return None
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return float(f"{x:.6g}")
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def scorecard_json(rows: list[dict], claims: dict) -> str:
+    return json.dumps(_plain({"alpha": claims["alpha"], "thresholds": claims, "tally": tally(rows), "claims": rows}),
+                      indent=1) + "\n"
+
+
+def read_paper_claims(path: Path) -> dict:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def read_scorecard(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def fmt_value(x) -> str:
+    """A scorecard number (JSON: "inf" for unreached, null for undefined)."""
+    if x is None:
+        return "n/a"
+    if x in ("inf", "-inf"):
+        return "∞" if x == "inf" else "-∞"
+    x = float(x)
+    return f"{x:.3g}"
+
+
+def claim_evidence(row: dict) -> str:
+    lo, hi = row["interval"]
+    tests = "" if row["p_value"] is None else f"; p = {fmt_value(row['p_value'])} (BH q = {fmt_value(row['q_value'])})"
+    return (f"{row['statistic']} = {fmt_value(row['estimate'])} [{fmt_value(lo)}, {fmt_value(hi)}]; "
+            f"{row['n']} seeds, {row['censored']} censored{tests}")
