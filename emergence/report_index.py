@@ -87,7 +87,7 @@ def _pipe_table(df: pd.DataFrame, widths: list[int]) -> str:
     wrapped columns by the length of each column's dashes), so no column is squeezed until
     its words break."""
     cell = lambda x: str(x).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines = ["| " + " | ".join(map(cell, df.columns)) + " |", "|" + "|".join("-" * w for w in widths) + "|"]
+    lines = ["| " + " | ".join(map(cell, df.columns)) + " |", "|" + "|".join(":" + "-" * w for w in widths) + "|"]
     lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)
 
@@ -105,7 +105,7 @@ def scorecard_markdown(scorecard: dict) -> str:
         f"thresholds in params.yaml `claims`, tests at α = {scorecard['alpha']}): {tally}. Intervals are at level "
         f"{1 - scorecard['alpha']:.0%}; q is the Benjamini-Hochberg adjustment across the scorecard's tests. The "
         "chapters give each rule's reason and the smallest effect it could detect here.",
-        _pipe_table(table, [10, 40, 12, 38])])
+        _pipe_table(table, [15, 36, 15, 34])])
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:

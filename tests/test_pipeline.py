@@ -155,9 +155,39 @@ def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
         out = sh(["dvc", "repro"], smoke_repo)
         ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
         assert ran == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
-                       "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary", "report_notebooks",
-                       "report_render"}, ran
+                       "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary", "claims_scorecard",
+                       "report_notebooks", "report_render"}, ran
         assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar
+    finally:
+        params.write_text(original)
+
+
+def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
+    from emergence.verdicts import VERDICTS
+
+    card = json.loads((smoke_repo / "data" / "claims" / "scorecard.json").read_text())
+    rows = card["claims"]
+    assert len(rows) >= 15 and all(r["verdict"] in VERDICTS for r in rows)
+    assert sum(card["tally"].values()) == len(rows)
+    index = (smoke_repo / "report" / "_output" / "index.html").read_text()
+    assert index.find("What was reproduced") < index.find("Provenance")
+    for r in rows:
+        assert r["statement"].split(" (")[0][:40] in index.replace("&#39;", "'")
+    for chapter in {r["chapter"] for r in rows}:
+        html = (smoke_repo / "report" / "_output" / f"{chapter}.html").read_text()
+        claims = html[html.find('id="claims"'):]
+        for r in (r for r in rows if r["chapter"] == chapter):
+            assert f"Claim {r['claim']}: {r['verdict']}" in claims.replace("&#39;", "'"), (chapter, r["claim"])
+    shown = sh(["dvc", "metrics", "show"], smoke_repo).stdout
+    assert "scorecard.json" in shown
+
+
+def test_a_claims_threshold_reruns_only_the_scorecard_and_the_report(smoke_repo):
+    params = smoke_repo / "params.yaml"
+    original = _edit(params, "most_of_gap: 0.5 ", "most_of_gap: 0.6 ")
+    try:
+        ran = set(re.findall(r"Running stage '([\w@-]+)'", sh(["dvc", "repro"], smoke_repo).stdout))
+        assert ran == {"claims_scorecard", "report_notebooks", "report_render"}, ran
     finally:
         params.write_text(original)
 

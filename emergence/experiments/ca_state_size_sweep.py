@@ -6,11 +6,22 @@ control), the cellular_automata section is trained with S cells per state and a 
 held fixed across S (batch_tokens // (S * n_states) sequences per step). One NetCDF per S
 stacks its cells along `strength`. The summary analyses every cell with the
 cellular_automata thresholds (changing one never retrains).
+
+An additive bias c on the 3-cell window puts less and less attention mass on it as the
+number of visible keys grows with S (at initialisation, scores near 0: mass ~ 3e^c / (3e^c + n)
+for n other keys), so a constant c is a weaker intervention at larger S. With
+`bias_scaling: log_length` the strength applied at S is c + ln(S / reference_state_size),
+which keeps e^c / n, and so the initial window mass, the same at every S; `strength` stays
+the nominal c (the arm) and `applied_strength` records what each cell trained with, and
+`initial_parent_mass` the window mass measured at step 0.
 """
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import xarray as xr
@@ -29,6 +40,8 @@ class StateSizeSweepArgs(Budget):
     state_sizes: list[int] = number(1, 4096)     # distinct, increasing
     strengths: list[float] = number(-1e4, 1e4)  # bias strengths c; 0 is the control
     batch_tokens: int = number(1, 100_000_000)
+    bias_scaling: Literal["constant", "log_length"] = "constant"
+    reference_state_size: int = number(1, 4096, default=4)  # S at which the applied strength is c
 
     def check(self, key: str) -> None:
         if not self.state_sizes or self.state_sizes != sorted(set(self.state_sizes)):
@@ -45,11 +58,19 @@ def batch_size(sweep: dict, state_size: int, n_states: int) -> int:
     return max(1, sweep["batch_tokens"] // (state_size * n_states))
 
 
+def applied_strength(sweep: dict, state_size: int, strength: float) -> float:
+    """The bias strength a cell trains with: c, or c + ln(S / S0) under log_length scaling
+    (the control, c = 0, stays unbiased)."""
+    if strength == 0 or sweep.get("bias_scaling", "constant") == "constant":
+        return float(strength)
+    return float(strength + math.log(state_size / sweep["reference_state_size"]))
+
+
 def cell_config(params: dict, state_size: int, strength: float) -> dict:
     sweep = params["sweeps"][SWEEP]
     budget = dict(sweep, batch_size=batch_size(sweep, state_size, params[TASK]["task"]["n_states"]))
     config = with_budget(params, {"state_size": state_size}, budget, TASK)
-    config[TASK]["bias"]["strength"] = strength
+    config[TASK]["bias"]["strength"] = applied_strength(sweep, state_size, strength)
     return config
 
 
@@ -70,7 +91,7 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
 
 def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
     """(cell, seed) Dataset over every (S, c): emergence statistics with censoring."""
-    names, S_list, c_list, analysed = [], [], [], []
+    names, S_list, c_list, applied, initial_mass, analysed = [], [], [], [], [], []
     for f in sorted(cell_dir.glob("S*.nc")):
         ds = read_netcdf(f)
         S = int(ds.attrs["state_size"])
@@ -79,8 +100,12 @@ def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
             names.append(f"S{S:04d}_c{c:g}")
             S_list.append(S)
             c_list.append(float(c))
+            applied.append(float(json.loads(cell.attrs["config"])[TASK]["bias"]["strength"]))
+            initial_mass.append(float(np.nanmean(cell["parent_mass"].isel(step=0).values)))
     chance = float(analysed[0].attrs.get("chance_accuracy", 0.25)) if analysed else 0.25
     return summary_dataset(analysed, names, {"state_size": np.array(S_list, dtype=np.int64),
-                                             "strength": np.array(c_list, dtype=float)},
+                                             "strength": np.array(c_list, dtype=float),
+                                             "applied_strength": np.array(applied, dtype=float),
+                                             "initial_parent_mass": np.array(initial_mass, dtype=float)},
                            {"experiment": f"sweep:{SWEEP}", "task": TASK, "analysis": analysis,
                             "chance_accuracy": chance})

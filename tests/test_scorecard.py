@@ -1,0 +1,91 @@
+"""The scorecard's adapters from result datasets to the rules' arms, on hand-built results."""
+import json
+import math
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from emergence import scorecard as sc
+from emergence.config import load_params
+
+PAPER = sc.read_paper_claims(sc.Path(__file__).resolve().parent.parent / "data" / "paper" / "claims.yaml")
+
+
+def context():
+    claims = dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=200)
+    return sc.Context(claims, PAPER)
+
+
+def summary(cells, n_seed=4, budget=1000):
+    """A sweep summary: cells = [(S, s, solved step or None, plateau end or None)], every seed alike
+    up to a small spread."""
+    n = len(cells)
+    spread = np.linspace(0.9, 1.1, n_seed)
+    data = {}
+    for what, pos in (("solved", 2), ("plateau_end", 3), ("emergence", 2)):
+        t = np.array([[c[pos] * f if c[pos] else budget for f in spread] for c in cells], float)
+        data[f"{what}_step"] = (("cell", "seed"), t)
+        data[f"{what}_censored"] = (("cell", "seed"), np.array([[c[pos] is None] * n_seed for c in cells], np.int8))
+    data["state_size"] = (("cell",), np.array([c[0] for c in cells]))
+    data["sparsity"] = (("cell",), np.array([c[1] for c in cells]))
+    data["budget_step"] = (("cell",), np.full(n, budget))
+    return xr.Dataset(data)
+
+
+def by_id(rows):
+    return {key: v for key, v in rows}
+
+
+def test_sparsity_rules_read_the_hump_and_skip_the_dense_regime():
+    # S = 16: both ends solve, the middle does not; S = 32: same; at s = 16 S = 16 is dense (copy)
+    cells = [(16, 1, 100, 50), (16, 8, None, None), (16, 16, 150, 60), (32, 1, 300, 80), (32, 16, None, None),
+             (32, 32, 200, 70)]
+    rows = by_id(sc.sparsity_claims(summary(cells), context()))
+    assert rows["sparsity-hump"].verdict == "reproduced", rows["sparsity-hump"].reason
+    length = rows["sparsity-length"]
+    assert "s = 1" in length.reason and "s = 16" not in length.reason  # S = 16, s = 16 is dense: no stratum
+    assert rows["sparsity-large-s"].verdict == "needs the paper profile"  # censored at 1000 < 10^4
+
+
+def test_a_falling_difficulty_is_not_a_hump():
+    cells = [(16, 1, None, None), (16, 8, 600, 300), (16, 16, 100, 50)]
+    assert by_id(sc.sparsity_claims(summary(cells), context()))["sparsity-hump"].verdict == "not reproduced"
+
+
+def test_unit_jump_ratios_by_hand():
+    ds = xr.Dataset({
+        "unit_plateau_end_step": (("seed", "bit"), [[100.0, 200.0, 1000.0]]),
+        "unit_emergence_step": (("seed", "bit"), [[150.0, 400.0, 1000.0]]),
+        "unit_solved_step": (("seed", "bit"), [[200.0, 1000.0, 1000.0]]),
+        "unit_plateau_end_censored": (("seed", "bit"), [[0, 0, 1]]),
+        "unit_emergence_censored": (("seed", "bit"), [[0, 0, 1]]),
+        "unit_solved_censored": (("seed", "bit"), [[0, 1, 1]]),
+    }, attrs={"budget_step": 1000})
+    ratio, censored = sc.unit_jump_ratios(ds)
+    assert ratio[0, 0] == pytest.approx(100 / 150) and not censored[0, 0]
+    assert ratio[0, 1] == pytest.approx(800 / 400) and censored[0, 1]  # never solved: a lower bound
+    assert math.isnan(ratio[0, 2])                                     # never left the plateau
+
+
+def test_lm_jump_is_measured_from_the_runs_own_plateau():
+    steps = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000])
+    # IOI-like: an either-name stage at 0.5 from step 8, then the jump between 256 and 512
+    ioi = np.array([0.0, 0.0, 0.1, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.95, 1.0])
+    r, censored, floor = sc.lm_jump_ratio(steps, ioi, 512, False)
+    assert r == pytest.approx((512 - 256) / 512) and not censored and floor == pytest.approx(0.5)
+    rising = np.array([0, 0, 0, 0, 0, 0, 0, 0, 0.05, 0.3, 0.6, 0.8])
+    r, censored, _ = sc.lm_jump_ratio(steps, rising, 1000, True)
+    assert censored and r == pytest.approx((1000 - 128) / 1000)
+    flat = np.zeros(len(steps))
+    assert math.isnan(sc.lm_jump_ratio(steps, flat, 1000, True)[0])
+
+
+def test_scorecard_json_is_plain_and_stable():
+    rows = [{"id": "x", "estimate": math.inf, "interval": [0.1234567891, math.nan], "verdict": "inconclusive",
+             "n": np.int64(3)}]
+    text = sc.scorecard_json(rows, {"alpha": 0.1})
+    data = json.loads(text)
+    assert data["claims"][0]["estimate"] == "inf" and data["claims"][0]["interval"] == [0.123457, None]
+    assert data["tally"]["inconclusive"] == 1 and sum(data["tally"].values()) == 1
+    assert sc.scorecard_json(rows, {"alpha": 0.1}) == text
