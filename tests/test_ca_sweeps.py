@@ -9,7 +9,8 @@ from emergence.experiments import ca_state_size_sweep as sweep
 @pytest.fixture
 def params():
     p = load_params(profile="smoke")
-    p["sweeps"]["ca_state_size"].update(steps=8, eval_every=4, state_sizes=[3, 5], strengths=[0, 30])
+    p["sweeps"]["ca_state_size"].update(steps=8, eval_every=4, state_sizes=[3, 5], strengths=[0, 30],
+                                        bias_scaling="constant")
     return p
 
 
@@ -22,12 +23,25 @@ def test_token_batch_is_held_fixed_across_state_sizes(params):
     assert cfg["model"] == params["cellular_automata"]["model"]
 
 
+def test_length_compensated_bias_keeps_the_initial_window_mass(params):
+    params["sweeps"]["ca_state_size"].update(bias_scaling="log_length", reference_state_size=4)
+    applied = {S: sweep.cell_config(params, S, 3.0)["cellular_automata"]["bias"]["strength"] for S in (4, 8, 16)}
+    assert applied[4] == 3.0 and applied[8] == pytest.approx(3 + np.log(2)) and applied[16] == pytest.approx(3 + np.log(4))
+    assert sweep.cell_config(params, 16, 0.0)["cellular_automata"]["bias"]["strength"] == 0.0  # the control
+    # e^c grows as S does, as the number of keys competing with the 3-cell window does
+    mass = {S: 3 * np.exp(c) / (3 * np.exp(c) + 16 * S / 2) for S, c in applied.items()}
+    assert max(mass.values()) - min(mass.values()) < 1e-9
+
+
 def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
     assert sweep.run(params, tmp_path / "cells", tmp_path / "scratch") == ["S0003", "S0005"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["S0003.nc", "S0005.nc"]
     s = sweep.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"])
     assert s["state_size"].values.tolist() == [3, 3, 5, 5]
     assert s["strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]
+    assert s["applied_strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]  # constant scaling
+    mass = s["initial_parent_mass"].values
+    assert mass[1] > mass[0] and mass[3] > mass[2]  # the bias puts mass on the window from step 0
     assert s.attrs["chance_accuracy"] == pytest.approx(0.25)
     assert s["plateau_end_step"].dims == ("cell", "seed") and s.sizes["seed"] == 2
 

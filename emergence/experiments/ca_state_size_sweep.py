@@ -79,7 +79,8 @@ def sweep_files(params: dict) -> list[SweepFile]:
     values = strengths(sweep)
     return [SweepFile(f"S{S:04d}", [cell_config(params, S, c) for c in values],
                       {"experiment": f"sweep:{SWEEP}", "state_size": S, "profile": params["profile"],
-                       "batch_size": batch_size(sweep, S, params[TASK]["task"]["n_states"])},
+                       "batch_size": batch_size(sweep, S, params[TASK]["task"]["n_states"]),
+                       "bias_scaling": sweep["bias_scaling"], "reference_state_size": sweep["reference_state_size"]},
                       dim="strength", values=values)
             for S in sweep["state_sizes"]]
 

@@ -44,6 +44,7 @@ control, biased = 0.0, [c for c in strengths if c != 0.0]
 first = json.loads(runs[sizes[0]].attrs["configs"])[0]["cellular_automata"]
 task, model, train = first["task"], first["model"], first["train"]
 budget = int(sm["budget_step"].max())
+sweep_cfg = runs[sizes[0]].attrs
 chance = float(sm.attrs["chance_accuracy"])
 colors = dict(zip(strengths, sns.color_palette("rocket_r", len(strengths))))
 
@@ -62,7 +63,7 @@ def plateau_times(i):
 md(f"""Setting: C = {task['n_colours']} colours, window 2r+1 = {2 * task['radius'] + 1}
 ({'periodic' if task['periodic'] else 'zero-padded'} boundary), a pool of N = {task['n_rules']} rules,
 T = {task['n_states']} states; S ∈ {{{', '.join(map(str, sizes))}}}; bias strengths c ∈
-{{{', '.join(fmt(c) for c in strengths)}}}. Model: {model['n_layer']} layers, d_model {model['d_model']},
+{{{', '.join(fmt(c) for c in strengths)}}}, applied {'as c + ln(S / ' + str(sweep_cfg['reference_state_size']) + ') so that the window keeps the same attention mass at step 0 at every S' if sweep_cfg['bias_scaling'] == 'log_length' else 'as given at every S'} (the table shows both). Model: {model['n_layer']} layers, d_model {model['d_model']},
 {model['n_head']} heads; {train['n_seeds']} seeds per cell, {budget:,} steps, lr {train['lr']:g}. Chance
 accuracy is 1/C = {chance:.2f}; progress runs from 0 at chance to 1 at perfect accuracy.""")
 
@@ -121,7 +122,9 @@ for S in sizes:
         i = cell_index(S, c)
         t, cen = plateau_times(i)
         lo, hi = bootstrap_km_median(t, cen, level=1 - alpha) if len(t) else (np.nan, np.nan)
-        rows.append({"S": S, "c": fmt(c), "seeds leaving the plateau": f"{int((~cen).sum())}/{len(t)}",
+        rows.append({"S": S, "c": fmt(c), "applied c": fmt(float(sm["applied_strength"].values[i])),
+                     "window mass at step 0": float(sm["initial_parent_mass"].values[i]),
+                     "seeds leaving the plateau": f"{int((~cen).sum())}/{len(t)}",
                      "KM median plateau end": fmt_step(km_median(t, cen)),
                      f"{1 - alpha:.0%} bootstrap interval": f"{fmt_step(lo)} to {fmt_step(hi)}",
                      "seeds solved": f"{int((sm['solved_censored'].values[i] == 0).sum())}/{len(t)}",
