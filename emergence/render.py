@@ -81,7 +81,7 @@ def html_page(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
 
 def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
     typ = resource_dir / "report.typ"
-    _pandoc(markdown, "typst", typ, resource_dir, title, ["--toc", f"--include-in-header={TYPST_HEADER}"])
+    _pandoc(markdown, "typst", typ, resource_dir, title, [f"--include-in-header={TYPST_HEADER}"])
     with atomic_path(out, ".pdf") as tmp:
         typst.compile(str(typ), output=str(tmp), root=str(resource_dir))
 
@@ -99,7 +99,10 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
         figures[nb.stem] = labels
         titles.append(chapter_title)
     toc = "\n".join(f"{i + 1}. [{t}]({stem}.html)" for i, (stem, t, _) in enumerate(chapter_md))
+    # The PDF opens with the findings (the entry page's first section) and only then the
+    # contents: the outline is placed by hand before the chapter list instead of pandoc's --toc.
     combined = index_markdown.replace("{{chapters}}", "\n".join(f"{i + 1}. {t}" for i, t in enumerate(titles)))
+    combined = combined.replace("## Chapters", "```{=typst}\n#pagebreak()\n#outline(depth: 2)\n```\n\n## Chapters", 1)
     for stem, chapter_title, body in chapter_md:
         combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
     with atomic_dir(out_dir) as tmp_out:

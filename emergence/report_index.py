@@ -105,7 +105,7 @@ def scorecard_markdown(scorecard: dict) -> str:
         f"thresholds in params.yaml `claims`, tests at α = {scorecard['alpha']}): {tally}. Intervals are at level "
         f"{1 - scorecard['alpha']:.0%}; q is the Benjamini-Hochberg adjustment across the scorecard's tests. The "
         "chapters give each rule's reason and the smallest effect it could detect here.",
-        _pipe_table(table, [15, 36, 15, 34])])
+        _pipe_table(table, [17, 35, 16, 32])])
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
