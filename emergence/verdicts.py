@@ -184,9 +184,23 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         return Verdict(**common, verdict="partly", reason=detail + ": earlier, by less than the factor asked")
     if p > 1 - alpha or hi < min_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail)
+    need = seeds_to_decide(ratio, test.events / n, alpha)
     return Verdict(**common, verdict="inconclusive",
-                   reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g})"
+                   reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g}"
+                          + (f"; at the observed ratio ~{need:,.0f} seeds per arm would, at {POWER:.0%} power"
+                             if math.isfinite(need) else "") + ")"
                           + (" or a longer budget" if short and censored else ""))
+
+
+def seeds_to_decide(ratio: float, event_fraction: float, alpha: float, power: float = POWER) -> float:
+    """Seeds per arm a one-sided log-rank needs to detect a hazard ratio equal to `ratio` (the
+    observed ratio of KM medians, exact for exponential times) with `power`, when a fraction
+    `event_fraction` of seeds has the event within the budget (Schoenfeld's events over it);
+    inf where the ratio is 1, undefined or unbounded."""
+    if not (math.isfinite(ratio) and ratio > 0 and ratio != 1 and event_fraction > 0):
+        return math.inf
+    events = 4 * (stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)) ** 2 / math.log(ratio) ** 2
+    return math.ceil(events / (2 * event_fraction))
 
 
 def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,

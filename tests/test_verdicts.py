@@ -78,6 +78,15 @@ def test_detectable_effect_shrinks_with_events():
     assert detectable_hazard_ratio(8, ALPHA) > detectable_hazard_ratio(32, ALPHA) > 1
 
 
+def test_seeds_to_decide_follow_schoenfeld():
+    from emergence.verdicts import seeds_to_decide
+    # HR 2, alpha 0.1, power 0.8, every seed an event: D = 4 (1.2816 + 0.8416)^2 / ln(2)^2 = 37.5 -> 19 per arm
+    assert seeds_to_decide(2.0, 1.0, ALPHA) == 19
+    assert seeds_to_decide(2.0, 0.5, ALPHA) == 38          # half the seeds censored: twice the seeds
+    assert seeds_to_decide(1.0, 1.0, ALPHA) == math.inf and seeds_to_decide(math.inf, 1.0, ALPHA) == math.inf
+    assert "seeds per arm would" in compare([("one", draws(300, n=4), draws(350, n=4, seed=1))]).reason
+
+
 def test_a_verdict_outside_the_vocabulary_is_an_error():
     with pytest.raises(ValueError, match="verdict"):
         Verdict(claim="1", statement="", paper="", statistic="", estimate=0.0, interval=(0.0, 1.0), n=1, censored=0,
