@@ -443,6 +443,23 @@ def scorecard_json(rows: list[dict], claims: dict) -> str:
                       indent=1) + "\n"
 
 
+def metric_key(rows: list[dict], i: int) -> str:
+    """A row's key in the metrics file: its id, with the claim's setting where an id repeats
+    (one row per bias strength, say)."""
+    row = rows[i]
+    if sum(r["id"] == row["id"] for r in rows) == 1:
+        return row["id"]
+    return f"{row['id']} {row['claim']}"
+
+
+def verdicts_json(rows: list[dict]) -> str:
+    """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
+    verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
+    fields = ("verdict", "estimate", "interval", "n", "censored", "p_value", "q_value")
+    return json.dumps(_plain({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
+                                                               for i, r in enumerate(rows)}}), indent=1) + "\n"
+
+
 def read_paper_claims(path: Path) -> dict:
     return yaml.safe_load(Path(path).read_text())
 

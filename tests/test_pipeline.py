@@ -178,8 +178,9 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
         claims = html[html.find('id="claims"'):]
         for r in (r for r in rows if r["chapter"] == chapter):
             assert f"Claim {r['claim']}: {r['verdict']}" in claims.replace("&#39;", "'"), (chapter, r["claim"])
-    shown = sh(["dvc", "metrics", "show"], smoke_repo).stdout
-    assert "scorecard.json" in shown
+    shown = sh(["dvc", "metrics", "show", "--json"], smoke_repo).stdout
+    metric = json.loads(shown)[""]["data"]["data/claims/verdicts.json"]["data"]
+    assert [c["verdict"] for c in metric["claims"].values()] == [r["verdict"] for r in rows]
 
 
 def test_a_claims_threshold_reruns_only_the_scorecard_and_the_report(smoke_repo):

@@ -89,3 +89,12 @@ def test_scorecard_json_is_plain_and_stable():
     assert data["claims"][0]["estimate"] == "inf" and data["claims"][0]["interval"] == [0.123457, None]
     assert data["tally"]["inconclusive"] == 1 and sum(data["tally"].values()) == 1
     assert sc.scorecard_json(rows, {"alpha": 0.1}) == text
+
+
+def test_the_metric_keys_every_row_once():
+    rows = [{"id": "bias", "claim": f"5 (c = {c})", "verdict": "reproduced", "estimate": 1.0, "interval": [0, 2],
+             "n": 4, "censored": 0, "p_value": 0.01, "q_value": 0.02} for c in (1, 3)]
+    rows.append(dict(rows[0], id="hump", claim="4"))
+    claims = json.loads(sc.verdicts_json(rows))["claims"]
+    assert list(claims) == ["bias 5 (c = 1)", "bias 5 (c = 3)", "hump"]
+    assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "censored", "p_value", "q_value"}
