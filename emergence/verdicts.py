@@ -124,7 +124,12 @@ def detectable_hazard_ratio(events: int, alpha: float, power: float = POWER) -> 
 
 
 def _fmt(x: float) -> str:
-    return "not reached" if x == math.inf else "n/a" if not math.isfinite(x) else f"{x:.3g}"
+    """Steps as whole numbers from 1,000 on (1,495, not 1.5e+03); ratios to three digits."""
+    if x == math.inf:
+        return "not reached"
+    if not math.isfinite(x):
+        return "n/a"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
 def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: str, statistic: str, alpha: float,

@@ -170,7 +170,7 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
     assert len(rows) >= 15 and all(r["verdict"] in VERDICTS for r in rows)
     assert sum(card["tally"].values()) == len(rows)
     index = (smoke_repo / "report" / "_output" / "index.html").read_text()
-    assert index.find("What was reproduced") < index.find("Provenance")
+    assert 0 < index.find('<h2 id="what-was-reproduced"') < index.find('<h2 id="provenance"')
     for r in rows:
         assert r["statement"].split(" (")[0][:40] in index.replace("&#39;", "'")
     for chapter in {r["chapter"] for r in rows}:
