@@ -143,7 +143,7 @@ def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
             hump, alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-hump"),
             paper=ctx.paper["sparsity-hump"]["paper"])))
     large = [i for i in range(len(S)) if S[i] == sizes[-1] and not low[i] and not high[i]]
-    if large and sizes[-1] >= 32:
+    if large and sizes[-1] >= c["large_state_size"]:
         out.append(("sparsity-large-s", vd.never_leaves_plateau(
             arm(cells, "plateau_end", large), claim=f"4 (linear map, S = {sizes[-1]})", budget=_budget(cells, large),
             paper_budget=ctx.paper_budget("sparsity-large-s"), alpha=c["alpha"], **ctx.common("sparsity-large-s"))))

@@ -169,15 +169,18 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
     rows = card["claims"]
     assert len(rows) >= 15 and all(r["verdict"] in VERDICTS for r in rows)
     assert sum(card["tally"].values()) == len(rows)
-    index = (smoke_repo / "report" / "_output" / "index.html").read_text()
+    def page(name):  # pandoc wraps long lines: compare with single spaces
+        return re.sub(r"\s+", " ", (smoke_repo / "report" / "_output" / name).read_text()).replace("&#39;", "'")
+
+    index = page("index.html")
     assert 0 < index.find('<h2 id="what-was-reproduced"') < index.find('<h2 id="provenance"')
     for r in rows:
-        assert r["statement"].split(" (")[0][:40] in index.replace("&#39;", "'")
+        assert r["statement"].split(" (")[0][:40] in index
     for chapter in {r["chapter"] for r in rows}:
-        html = (smoke_repo / "report" / "_output" / f"{chapter}.html").read_text()
+        html = page(f"{chapter}.html")
         claims = html[html.find('id="claims"'):]
         for r in (r for r in rows if r["chapter"] == chapter):
-            assert f"Claim {r['claim']}: {r['verdict']}" in claims.replace("&#39;", "'"), (chapter, r["claim"])
+            assert f"Claim {r['claim']}: {r['verdict']}" in claims, (chapter, r["claim"])
     shown = sh(["dvc", "metrics", "show", "--json"], smoke_repo).stdout
     metric = json.loads(shown)[""]["data"]["data/claims/verdicts.json"]["data"]
     assert [c["verdict"] for c in metric["claims"].values()] == [r["verdict"] for r in rows]
