@@ -112,6 +112,14 @@ def test_earlier_holds_fails_partly_and_cannot_be_decided():
     assert two.p_value < one.p_value
 
 
+def test_an_unbounded_stratum_does_not_make_the_effect_unbounded():
+    # one stratum where b never has the event, one where b is faster: the effect is the lower middle
+    v = compare([("one", draws(100), seeds_at(None, n=8, budget=3000)), ("two", draws(900), draws(600, seed=1))])
+    assert math.isfinite(v.estimate) and v.estimate < 1
+    # strata pulling in opposite directions, neither significant overall: undecided, not refuted
+    assert v.verdict in ("inconclusive", "partly"), v.reason
+
+
 def test_earlier_with_shared_seeds_permutes_whole_seeds():
     # three capabilities measured on the same five seeds of each model
     fast = [draws(100, n=5, seed=k) for k in range(3)]
