@@ -12,7 +12,7 @@ import yaml
 import emergence
 from emergence.config import ConfigError, deep_merge, flatten, load_params
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
-from emergence.scorecard import claim_evidence
+from emergence.scorecard import claim_evidence, read_scorecard
 from emergence.stage import pipeline_paths
 
 METRICS_FILES = ("data/linear_map/metrics.json",)
@@ -110,7 +110,7 @@ def scorecard_markdown(scorecard: dict) -> str:
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
     """Claims whose verdict differs from the scorecard committed at `rev`."""
-    text = git_show(rev, "data/claims/scorecard.json", root)
+    text = git_show(rev, pipeline_paths(root)["scorecard"], root)
     if text is None:
         return pd.DataFrame()
     before = {(r["id"], r["claim"]): r["verdict"] for r in json.loads(text).get("claims", [])}
@@ -141,7 +141,7 @@ def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -
         ("rendered at", rendered_at),
     ], columns=["", "value"])
     hw = hardware()
-    scorecard = json.loads((root / pipeline_paths(root)["scorecard"]).read_text())
+    scorecard = read_scorecard(root / pipeline_paths(root)["scorecard"])
     parts = [
         "This report regenerates the experiments of *Emergent Capabilities Arise Randomly from Learning "
         "Sparse Attention Patterns* (Baherwani et al., arXiv 2606.25010) from code. Every number and "

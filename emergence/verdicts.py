@@ -409,7 +409,7 @@ def hardest_at_medium_sparsity(strata: Sequence[tuple[str, Arm | None, Arm, Arm 
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
 
 
-def _wilson_upper(k: int, n: int, alpha: float) -> float:
+def _exact_upper(k: int, n: int, alpha: float) -> float:
     """One-sided exact (Clopper-Pearson) upper bound of a proportion."""
     return 1.0 if k >= n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
 
@@ -421,7 +421,7 @@ def never_leaves_plateau(arm: Arm, *, claim: str, statement: str, budget: float,
     none leaving is reproduced only at the paper's budget or longer, and needs the paper profile
     below it (a shorter budget cannot tell "never" from "later")."""
     k, n = arm.events, len(arm.times)
-    up = _wilson_upper(k, n, alpha)
+    up = _exact_upper(k, n, alpha)
     common = dict(claim=claim, statement=statement, paper=paper, statistic="fraction of seeds leaving the plateau",
                   estimate=k / n, interval=(0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1)), up), n=n,
                   censored=int(arm.censored.sum()),
@@ -449,7 +449,7 @@ def every_seed_solves(arm: Arm, *, claim: str, statement: str, budget: float, pa
     k, n = arm.events, len(arm.times)
     common = dict(claim=claim, statement=statement, paper=paper, statistic="fraction of seeds solved",
                   estimate=k / n, interval=(float(stats.beta.ppf(alpha, k, n - k + 1)) if k else 0.0,
-                                            _wilson_upper(k, n, alpha)),
+                                            _exact_upper(k, n, alpha)),
                   n=n, censored=int(arm.censored.sum()), detectable=f"one unsolved seed of {n}")
     if k == n:
         return Verdict(**common, verdict="reproduced", reason=f"all {n} seeds solved within {budget:,.0f} steps")
