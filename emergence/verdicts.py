@@ -12,7 +12,7 @@ be decided, and on the paper's own numbers (../shared/paper/NOTES.md), which mus
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -584,3 +584,80 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
     if flat or is_shorter:
         return Verdict(**common, verdict="partly", reason=detail)
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: str, statement: str, alpha: float,
+                     paper: str = "", statistic: str = "mean final loss, worse arm minus better arm",
+                     n_perm: int = 2000, n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Claims read off a loss-at-budget figure (the paper's Fig 5: "more heads help"): the arm
+    the paper favours (`better`) ends with a lower loss than the other (`worse`), one value per
+    seed. The test is a permutation test of the difference of means over seeds, exact where the
+    splits are few (one-sided; the final loss is never censored). reproduced: p < alpha; not
+    reproduced: the favoured arm ends significantly higher; inconclusive otherwise, where every
+    seed ends at the same loss (the budget no longer separates the arms) or where the seeds
+    are too few for any split to reach alpha."""
+    a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, n=int(a.size + b.size),
+                  censored=0)
+    if not (a.size and b.size):
+        return Verdict(**common, estimate=float("nan"), interval=(float("nan"), float("nan")), detectable="n/a",
+                       verdict="inconclusive", reason="an arm has no finite final loss")
+    splits = math.comb(a.size + b.size, a.size)
+    smallest = 1 / splits
+    diff = float(b.mean() - a.mean())
+    rng = np.random.default_rng(seed)
+    lo, hi = _percentiles(rng.choice(b, size=(n_boot, b.size)).mean(1) - rng.choice(a, size=(n_boot, a.size)).mean(1),
+                          1 - alpha)
+    decidable = smallest < alpha and min(a.size, b.size) >= 2
+    detectable = (f"the favoured arm lower in every seed gives p = {smallest:.3g}" if decidable else
+                  f"nothing: {a.size} against {b.size} seeds give at least p = {smallest:.3g}"
+                  + ("" if min(a.size, b.size) >= 2 else " (and a test needs two seeds per arm)"))
+    detail = f"mean final loss {a.mean():.3g} vs {b.mean():.3g}: difference {diff:.3g} [{lo:.3g}, {hi:.3g}]"
+    if np.ptp(np.concatenate([a, b])) == 0:
+        return Verdict(**common, estimate=diff, interval=(lo, hi), detectable=detectable, verdict="inconclusive",
+                       reason=detail + ": every seed ends at the same loss, so the budget no longer separates "
+                                       "the arms (time to solve does)")
+    if not decidable:
+        return Verdict(**common, estimate=diff, interval=(lo, hi), detectable=detectable, verdict="inconclusive",
+                       reason=detail + f": more seeds decide ({detectable})")
+    test = stats.permutation_test((b, a), lambda x, y, axis: x.mean(axis) - y.mean(axis),
+                                  permutation_type="independent", alternative="greater",
+                                  n_resamples=np.inf if splits <= n_perm else n_perm, random_state=seed,
+                                  vectorized=True)
+    p = float(test.pvalue)
+    common.update(estimate=diff, interval=(lo, hi), detectable=detectable, p_value=p)
+    detail += f"; permutation p = {p:.3g}"
+    if p < alpha:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    # the opposite one-sided p of a permutation test over the same splits
+    opposite = float(np.mean(test.null_distribution <= diff + 1e-12 * max(1.0, abs(diff))))
+    if opposite < alpha:
+        return Verdict(**common, verdict="not reproduced", reason=detail + ": the favoured arm ends higher")
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds or a longer budget decide")
+
+
+def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str, paper: str = "") -> Verdict:
+    """One claim measured two ways, each test run at alpha / 2 (Bonferroni, so the pair keeps
+    alpha): time to solve (`earlier`) and final loss (`lower_final_loss`), the paper's Fig 5
+    measure, which still separates arms that a short budget leaves unsolved. reproduced: one
+    reproduces and neither refutes; not reproduced: one refutes and neither reproduces;
+    inconclusive where they disagree; otherwise the time test's "needs the paper profile" or
+    inconclusive."""
+    parts = (("time to solve", time), ("final loss", loss))
+    verdicts = {v.verdict for _, v in parts}
+    reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts)
+    if "reproduced" in verdicts and "not reproduced" not in verdicts:
+        verdict, lead = "reproduced", next(v for _, v in parts if v.verdict == "reproduced")
+    elif "not reproduced" in verdicts and not verdicts & {"reproduced", "partly"}:
+        verdict, lead = "not reproduced", next(v for _, v in parts if v.verdict == "not reproduced")
+    elif verdicts >= {"reproduced", "not reproduced"} or verdicts >= {"partly", "not reproduced"}:
+        verdict, lead, reason = "inconclusive", time, "the two measures disagree: " + reason
+    elif "partly" in verdicts:
+        verdict, lead = "partly", time
+    elif time.verdict == "needs the paper profile":
+        verdict, lead = time.verdict, time
+    else:
+        verdict, lead = "inconclusive", loss
+    return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict, reason=reason,
+                   n=max(time.n, loss.n), censored=time.censored)

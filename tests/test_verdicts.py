@@ -8,7 +8,8 @@ import pytest
 from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
-                                plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds)
+                                plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
+                                by_time_or_loss, lower_final_loss)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -266,3 +267,49 @@ def test_most_of_counts_parts():
     assert most_of([part("not reproduced")] * 2 + [part("reproduced")], **kw).verdict == "not reproduced"
     assert most_of([part("reproduced"), part("inconclusive"), part("not reproduced")], **kw).verdict == "partly"
     assert most_of([part("inconclusive")] * 3, **kw).verdict == "inconclusive"
+
+
+# --- final loss at the budget (claims 6, 7: the paper's Fig 5) -----------------------------------
+
+def loss_verdict(better, worse, alpha=ALPHA):
+    return lower_final_loss(better, worse, claim="6", statement="more heads help", alpha=alpha)
+
+
+def test_final_loss_holds_fails_and_cannot_be_decided():
+    rng = np.random.default_rng(0)
+    low, high = 0.1 + 0.02 * rng.random(4), 0.6 + 0.02 * rng.random(4)
+    held = loss_verdict(low, high)
+    assert held.verdict == "reproduced"
+    assert held.p_value == pytest.approx(1 / math.comb(8, 4))     # exact: every split enumerated
+    assert held.interval[0] > 0.4
+    assert loss_verdict(high, low).verdict == "not reproduced"
+    same = loss_verdict(np.zeros(4), np.zeros(4))                  # both arms at the floor
+    assert same.verdict == "inconclusive" and "same loss" in same.reason
+    mixed = loss_verdict([0.1, 0.5, 0.2, 0.6], [0.5, 0.1, 0.6, 0.2])
+    assert mixed.verdict == "inconclusive"
+    few = loss_verdict([0.1], [0.6])                               # one seed each: p >= 1/2 whatever happens
+    assert few.verdict == "inconclusive" and "more seeds" in few.reason
+
+
+def test_final_loss_on_the_papers_numbers():
+    # Fig 5: final loss at 10^4 steps at H = 1 and H >= 16 (linear map) or H = 128 (automata),
+    # one run per head size 4 / 8 / 16, taken as three runs of each arm
+    assert loss_verdict([0.336, 0.336, 0.336], [0.692, 0.692, 0.692]).verdict == "reproduced"
+    assert loss_verdict([0.15, 0.12, 0.12], [1.37, 1.30, 0.98]).verdict == "reproduced"
+
+
+def test_two_measures_combine_at_half_the_level_each():
+    faster, slower = draws(200, seed=1), draws(2000, seed=2)
+    time_yes = earlier([("s", faster, slower)], claim="6", statement="", statistic="", alpha=ALPHA / 2)
+    time_no = earlier([("s", slower, faster)], claim="6", statement="", statistic="", alpha=ALPHA / 2)
+    none = Arm.of([1000] * 4, [True] * 4)
+    time_open = earlier([("s", none, none)], claim="6", statement="", statistic="", alpha=ALPHA / 2,
+                        budget=1000, paper_budget=10_000)
+    loss_yes, loss_no = loss_verdict([0.1] * 3 + [0.12], [0.6] * 4, ALPHA / 2), loss_verdict([0.6] * 4, [0.1] * 4, ALPHA / 2)
+    loss_open = loss_verdict([0.1, 0.5, 0.2, 0.6], [0.5, 0.1, 0.6, 0.2], ALPHA / 2)
+    combine = lambda t, l: by_time_or_loss(t, l, claim="6", statement="more heads help").verdict  # noqa: E731
+    assert combine(time_yes, loss_open) == "reproduced"
+    assert combine(time_open, loss_yes) == "reproduced"        # the loss separates what the budget left unsolved
+    assert combine(time_no, loss_open) == "not reproduced"
+    assert combine(time_yes, loss_no) == "inconclusive"        # the measures disagree
+    assert combine(time_open, loss_open) == "needs the paper profile"

@@ -33,7 +33,7 @@ class ShapeCell:
     n_head: int = number(1, 1024)
     d_head: int = number(1, 1024)
     n_layer: int = number(1, 64)
-    families: list[Literal["heads", "width", "depth"]]
+    families: list[Literal["heads", "width", "depth", "stacked"]]
     profiles: list[Profile]
 
 

@@ -42,9 +42,10 @@ SHAPE_KEYS = {"mamba2": {"d_state", "expand", "conv_kernel"}, "gated_deltanet": 
 @dataclass(frozen=True, kw_only=True)
 class Architecture:
     """One architecture of the comparison. Unset (null or absent) keys take the task's value:
-    n_head the task model's, lr its train.lr, compile its train.compile."""
+    n_head the task model's, lr its train.lr, compile its train.compile; tasks every task."""
     mixer: Literal[MIXERS]
     profiles: list[Literal["default", "smoke", "paper"]]
+    tasks: list[Literal[TASKS]] | None = None
     n_head: int | None = number(1, 1024, default=None)
     d_state: int | None = number(1, 1024, default=None)
     expand: int | None = number(1, 16, default=None)
@@ -146,6 +147,8 @@ def cells(params: dict) -> list[tuple[str, dict]]:
     out = []
     for task, overrides, label in settings(sweep):
         for arch_name, arch in architectures(params).items():
+            if arch.get("tasks") is not None and task not in arch["tasks"]:
+                continue
             out.append((f"{task}-{label}-{arch_name}", cell_config(params, task, overrides, arch)))
     return out
 
