@@ -110,6 +110,25 @@ def responsible_head(parent_mass_after: np.ndarray, parent_mass_before: np.ndarr
     return h, float(rise[h])
 
 
+JUMP_START = 0.1  # the jump starts where accuracy last sits this fraction of the way from its plateau to 1
+
+
+def jump_start(steps, accuracy, end: float, include_end: bool = False) -> tuple[float, float]:
+    """(step, accuracy level) at which one run's jump towards `end` starts, measured from the
+    run's own plateau: the plateau level is the median accuracy over its checkpoints from step 1
+    to before `end` (to `end` itself with `include_end`, for a run never solved), so that IOI's
+    either-name stage at ~0.5 counts as plateau, not as part of the jump; the start is the last
+    of those checkpoints at or below JUMP_START of the way from that level to 1 (NaN if none)."""
+    steps, accuracy = np.asarray(steps, float), np.asarray(accuracy, float)
+    before = ((steps <= end) if include_end else (steps < end)) & (steps >= 1)
+    if not before.any():
+        return float("nan"), float("nan")
+    level = float(np.median(accuracy[before]))
+    start_level = level + JUMP_START * (1 - level)
+    idx = np.flatnonzero(before & (accuracy <= start_level))
+    return (float(steps[idx[-1]]) if idx.size else float("nan")), start_level
+
+
 @dataclass(frozen=True)
 class Bracket:
     """Where a capability emerges between checkpoints: `old` is the last checkpoint step before

@@ -4,9 +4,11 @@ Take an "old" model (a checkpoint before a capability emerges) and a "new" one (
 the new model's attention on the probe prompts, write it into the old model's forward pass
 one head at a time, and measure Δp: the rise in the old model's probability of the correct
 answer. Heads are ranked by Δp, the top K are patched together, and the fraction of the
-old -> new gap they recover is reported. `stage` says what is patched: "pattern" (post-softmax
-probabilities, hook_pattern) or "scores" (pre-softmax, hook_scores; the causal mask still
-applies after). `query_positions` restricts the patch to some query rows (None: all).
+old -> new gap they recover is reported. `stage` says which activation carries the patch:
+"pattern" (post-softmax probabilities, hook_pattern) or "scores" (pre-softmax, hook_scores; the
+causal mask still applies after). Softmax acts row by row, so patching whole rows of scores is
+the same intervention as patching those rows of the pattern (tested): the experiments patch the
+pattern and offer no choice. `query_positions` restricts the patch to some query rows (None: all).
 
 Every function works on a SeedTransformer's leading seed axis: tensors are [E, B, ...] and
 effects come out per seed.
@@ -98,7 +100,9 @@ def top_k_recovery(receiver, donor: dict[int, torch.Tensor], ranking: list[tuple
     gap = p_new - p_old
     rows = [patched_probability(receiver, donor, ranking[:k], tokens, answer_positions, answers, stage,
                                 query_positions) for k in ks]
-    return ((torch.stack(rows, dim=1) - p_old[:, None]) / gap[:, None]).nan_to_num(nan=0.0)
+    # a zero gap gives NaN (nothing to recover), never a made-up 0 or a clipped infinity
+    safe = torch.where(gap == 0, torch.full_like(gap, float("nan")), gap)
+    return (torch.stack(rows, dim=1) - p_old[:, None]) / safe[:, None]
 
 
 def previous_token_score(pattern: torch.Tensor) -> torch.Tensor:

@@ -37,7 +37,6 @@ class PythiaArgs:
     n_prompts: int = number(1, 100_000)
     solved_accuracy: float = number(0.0, 1.0)
     top_k: list[int] = number(1, None)
-    stage: Literal["pattern", "scores"] = "pattern"
     device: Literal["cpu", "cuda"] = "cuda"
 
 
@@ -217,13 +216,13 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
             L = max(encoded, key=lambda n: len(encoded[n][1]))  # the largest group of equal-length prompts
             prompts, answers = encoded[L]
             x, pos = prompts.unsqueeze(0), torch.full((len(answers),), L - 1)
-            donor = pt.record_attention(new, x, pythia["stage"])
-            effects = pt.head_effects(old, donor, x, pos, answers, pythia["stage"])[0]
+            donor = pt.record_attention(new, x)
+            effects = pt.head_effects(old, donor, x, pos, answers)[0]
             ranking = pt.rank_heads(effects)
             pn = pt.answer_probability(new(x), pos, answers).mean(1)
             p_new[i, j] = float(pn)
             p_old[i, j] = float(pt.answer_probability(old(x), pos, answers).mean(1))
-            recovery[i, j] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn, pythia["stage"])[0].numpy()
+            recovery[i, j] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn)[0].numpy()
             top_heads[i, j] = " ".join(f"{l}.{h}:{float(effects[l, h]):+.3f}" for l, h in ranking[:5])
     return xr.Dataset(
         {**{k: (("size", "seed"), v) for k, v in out.items()},
@@ -233,4 +232,4 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
                        {"long_name": "top 5 heads by single-head Δp, as layer.head:Δp"})},
         coords={"size": sizes, "seed": seeds, "k": ks},
         attrs={"experiment": "pythia", "status": "ran", "capability": pythia["capability"],
-               "solved_accuracy": pythia["solved_accuracy"], "stage": pythia["stage"]})
+               "solved_accuracy": pythia["solved_accuracy"], "stage": "pattern"})

@@ -544,6 +544,31 @@ def most_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str 
     return Verdict(**common, verdict=verdict, reason=f"{n} parts: {tally}")
 
 
+def any_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str = "") -> Verdict:
+    """A claim that holds if it holds in any one setting ("Dyck or neural automata can speed it
+    up"), each part tested at alpha / len(parts) by the caller (Bonferroni). reproduced: some part
+    is; not reproduced: every part is not; partly: some part is partly; needs the paper profile
+    when every part says so; inconclusive otherwise."""
+    if not parts:
+        raise ValueError(f"{claim}: no parts")
+    n = len(parts)
+    count = {v: sum(p.verdict == v for p in parts) for v in VERDICTS}
+    lead = min(parts, key=lambda p: p.p_value if math.isfinite(p.p_value) else math.inf)
+    if count["reproduced"]:
+        verdict, lead = "reproduced", next(p for p in parts if p.verdict == "reproduced")
+    elif count["not reproduced"] == n:
+        verdict = "not reproduced"
+    elif count["partly"]:
+        verdict, lead = "partly", next(p for p in parts if p.verdict == "partly")
+    elif count["needs the paper profile"] == n:
+        verdict = "needs the paper profile"
+    else:
+        verdict = "inconclusive"
+    tally = ", ".join(f"{k} {v}" for v, k in count.items() if k)
+    return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict,
+                   n=max(p.n for p in parts), reason=f"{n} parts, each at alpha / {n}: {tally}")
+
+
 def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, flat_from: int, max_ratio: float,
                             alpha: float, paper: str = "") -> Verdict:
     """Claim 5 (automata): with the ground-truth bias the plateau stays short at every S.

@@ -12,9 +12,9 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("lm")
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 2, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
-    params["language_model"]["pretraining"]["sizes"] = ["tiny"]
+    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"])
     ds = lm.train_size(params, "tiny", root / "models" / "tiny", root / "scratch")
-    lm.train_size(params, "tiny", root / "models" / "tiny+dyck", root / "scratch", pretrained=True)
+    lm.train_size(params, "tiny", root / "models" / "tiny+dyck", root / "scratch", pretraining="dyck")
     return params, root, ds
 
 
@@ -48,11 +48,18 @@ def test_patching_a_forced_bracket(trained):
     pr["bracket_old_step"][:] = 8
     pr["bracket_new_step"][:] = 16
     pr["bracket_censored"][:] = 0
+    params["language_model"]["patching"].update(bracket="last_unsolved", min_gap=0.0)
     out = lm_probes.patch_size(params, root / "models", "tiny", pr)
-    assert out["delta_p"].dims == ("capability", "seed", "layer", "head") and np.isfinite(out["delta_p"].values).all()
+    assert out["delta_p"].dims == ("capability", "seed", "layer", "head")
+    assert (out["old_step"].values == 8).all() and (out["new_step"].values == 16).all()
+    rose = out["gap"].values >= 0.0           # every bracket measured; only rises are patched
+    assert np.isfinite(out["gap"].values).all() and rose.any()
+    assert np.isfinite(out["delta_p"].values[rose]).all() and np.isnan(out["delta_p"].values[~rose]).all()
     rec = out["top_k_recovery"].values
-    assert rec.shape[-1] == 2 and np.isfinite(rec).all()
-    assert ((out["previous_token_score"].values >= 0) & (out["previous_token_score"].values <= 1)).all()
+    assert rec.shape[-1] == 2 and np.isfinite(rec[rose]).all()
+    assert ((out["previous_token_score"].values[rose] >= 0) & (out["previous_token_score"].values[rose] <= 1)).all()
+    params["language_model"]["patching"]["min_gap"] = 1.0   # no bracket rises by all of p
+    assert np.isnan(lm_probes.patch_size(params, root / "models", "tiny", pr)["delta_p"].values).all()
 
 
 def test_pre_pretraining_changes_the_starting_point(trained):
@@ -67,3 +74,43 @@ def test_pre_pretraining_changes_the_starting_point(trained):
 def test_previous_token_pattern():
     m = lm.previous_token_pattern(4)
     assert m.tolist() == [[1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]
+
+
+def test_pretraining_tasks_write_only_their_own_tokens():
+    params = load_params(profile="smoke")
+    section = params["language_model"]
+    vocab = lm.vocab_of(section["corpus"])
+    first, n = vocab.id("s000"), section["corpus"]["synthetic_tokens"]
+    for kind in lm.PRETRAINING_TASKS:
+        x = lm.pretraining_task(section["corpus"], lm.pretraining_of(section, kind), kind, 32, 8).eval_tokens
+        assert x.min() >= first and x.max() < first + n, kind
+    dyck = lm.pretraining_sequences(np.random.default_rng(0), section["pretraining"], "dyck", 4, 32, n)
+    assert dyck.max() < 2 * section["pretraining"]["dyck_k"]
+    corpus = lm.corpus_task(section["corpus"], 64, 16)
+    assert corpus.eval_tokens.max() < first  # no corpus document uses them
+    assert corpus.sampler(8, torch.Generator().manual_seed(0)).max() < first
+
+
+def test_a_twins_cache_key_holds_only_its_own_task():
+    params = load_params(profile="smoke")
+    section = params["language_model"]
+    key = lm.variant_key(params, "small", "dyck")
+    section["pretraining"]["tasks"] = ["dyck"]
+    section["pretraining"]["nca_states"] = 3       # another task's key
+    assert lm.variant_key(params, "small", "dyck") == key
+    section["pretraining"]["dyck_k"] = 3
+    assert lm.variant_key(params, "small", "dyck") != key
+    assert list(lm.variants(section)) == ["small", "medium", "large", "small+dyck"]
+
+
+def test_the_jump_bracket_starts_before_emergence():
+    import xarray as xr
+    steps = np.array([0, 1, 2, 4, 8, 16, 32])
+    acc = np.array([[[0.0, 0.0, 0.02, 0.05, 0.5, 0.95, 1.0],     # jump 4 -> 16
+                     [0.5, 0.5, 0.5, 0.52, 0.55, 0.8, 0.92],     # IOI-like plateau at 0.5: jump starts at 8
+                     [0.0, 0.0, 0.0, 0.0, 0.0, 0.1, 0.3]]])      # never solved
+    ds = xr.Dataset({"probe_accuracy": (("capability", "seed", "checkpoint_step"), acc),
+                     "bracket_new_step": (("capability", "seed"), np.array([[16, 32, -1]])),
+                     "bracket_censored": (("capability", "seed"), np.array([[0, 0, 1]]))},
+                    coords={"checkpoint_step": steps})
+    assert lm_probes.jump_brackets(ds).tolist() == [[4, 8, -1]]

@@ -86,3 +86,26 @@ def test_previous_token_and_induction_scores_of_hand_written_patterns():
     assert pt.induction_score(induction, period).item() == 1.0
     assert pt.induction_score(prev, period).item() == 0.0
     assert pt.previous_token_score(induction).item() < 0.5
+
+
+def test_patching_whole_rows_of_scores_is_patching_the_pattern():
+    # softmax acts row by row: which is why the experiments offer no `stage` choice
+    cfg = ModelConfig(vocab_size=7, seq_len=8, n_layer=2, d_model=12, n_head=3, d_mlp=16)
+    old, new = sharpened(SeedTransformer(cfg, [0])), sharpened(SeedTransformer(cfg, [1]))
+    tok = tokens_for(old, B=4)
+    heads = [(0, 1), (1, 2)]
+    by_pattern = old(tok, pt.patch_hooks(pt.record_attention(new, tok, "pattern"), heads, "pattern"))
+    by_scores = old(tok, pt.patch_hooks(pt.record_attention(new, tok, "scores"), heads, "scores"))
+    torch.testing.assert_close(by_scores, by_pattern, rtol=0, atol=1e-5)
+    assert not torch.allclose(by_pattern, old(tok), atol=1e-4)
+
+
+def test_a_zero_gap_recovers_nothing_measurable():
+    cfg = ModelConfig(vocab_size=7, seq_len=8, n_layer=1, d_model=12, n_head=3, d_mlp=0, norm="none")
+    model = sharpened(SeedTransformer(cfg, [0]))
+    tok = tokens_for(model, B=6)
+    positions, answers = torch.full((6,), 7), tok[0, :, 0]
+    own = pt.record_attention(model, tok)
+    p = pt.answer_probability(model(tok), positions, answers).mean(1)
+    rec = pt.top_k_recovery(model, own, [(0, 0), (0, 1), (0, 2)], [1, 3], tok, positions, answers, p)
+    assert torch.isnan(rec).all()  # old = new: the fraction is undefined, not 0

@@ -9,7 +9,7 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
-                                by_time_or_loss, lower_final_loss)
+                                any_of, by_time_or_loss, lower_final_loss)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -313,3 +313,18 @@ def test_two_measures_combine_at_half_the_level_each():
     assert combine(time_no, loss_open) == "not reproduced"
     assert combine(time_yes, loss_no) == "inconclusive"        # the measures disagree
     assert combine(time_open, loss_open) == "needs the paper profile"
+
+
+def test_any_of_holds_when_one_setting_does():
+    yes = earlier([("s", draws(200, seed=1), draws(2000, seed=2))], claim="9", statement="", statistic="",
+                  alpha=ALPHA / 2)
+    no = earlier([("s", draws(2000, seed=3), draws(200, seed=4))], claim="9", statement="", statistic="",
+                 alpha=ALPHA / 2)
+    none = Arm.of([1000] * 4, [True] * 4)
+    open_ = earlier([("s", none, none)], claim="9", statement="", statistic="", alpha=ALPHA / 2)
+    assert (yes.verdict, no.verdict, open_.verdict) == ("reproduced", "not reproduced", "inconclusive")
+    verdict = lambda *parts: any_of(parts, claim="9", statement="Dyck or NCA").verdict  # noqa: E731
+    assert verdict(no, yes) == "reproduced"
+    assert verdict(no, no) == "not reproduced"
+    assert verdict(no, open_) == "inconclusive"
+    assert verdict(open_, open_) == "inconclusive"

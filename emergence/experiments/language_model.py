@@ -2,7 +2,8 @@
 
 The paper studies Pythia checkpoints; here each size is a SeedTransformer family trained with
 the shared trainer (seeds together, Pythia-like checkpoints, resumable), optionally after
-pre-pretraining on Dyck-k (claim 9). The trainer's per-position evaluation runs on held-out
+pre-pretraining on a synthetic task (claim 9: Dyck-k, neural cellular automata, or the control,
+i.i.d. random tokens), written with tokens of its own that the corpus never uses. The trainer's per-position evaluation runs on held-out
 corpus windows (its "parents" are the previous token, so `parent_mass` is the previous-token
 attention); capabilities are measured on the held-out probe sets by
 emergence/experiments/lm_probes.py. A trained variant (results and checkpoints) goes through
@@ -13,6 +14,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -26,6 +28,7 @@ from emergence.model import ModelConfig
 from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
 from emergence.tasks.dyck import sample_dyck
+from emergence.tasks.neural_ca import sample_neural_ca
 from emergence.train import Task, load_checkpoint
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +51,7 @@ class CorpusArgs:
     corpus_seed: int = number(0, 2**31 - 1)
     holdout_mod: int = number(2, 1_000_000)
     n_random: int = number(4, 100_000)
+    synthetic_tokens: int = number(0, 4096)
     digit_length: int = number(2, 64)
     repeats: int = number(2, 16)
     span_length: int = number(2, 64)
@@ -71,20 +75,35 @@ class SizeArgs:
     mlp_ratio: int = number(0, 64)
 
 
+PRETRAINING_TASKS = ("dyck", "neural_ca", "random")
+# The keys each pre-pretraining task reads: a twin's cache key holds only its own, so adding a
+# task to `tasks` retrains nothing that was trained before.
+PRETRAINING_KEYS = {"dyck": ("dyck_k", "max_depth"), "neural_ca": ("nca_states", "nca_width", "nca_hidden"),
+                    "random": ()}
+
+
 @dataclass(frozen=True, kw_only=True)
 class PretrainingArgs:
-    """Claim 9: sizes that get a twin pre-pretrained on Dyck-k ('<size>+dyck')."""
+    """Claim 9: sizes that get a twin per pre-pretraining task ('<size>+<task>')."""
     sizes: list[str]
+    tasks: list[Literal[PRETRAINING_TASKS]]
+    steps: int = number(1, 10_000_000)
     dyck_k: int = number(1, 64)
     max_depth: int = number(1, 1024)
-    steps: int = number(1, 10_000_000)
+    nca_states: int = number(2, 64)
+    nca_width: int = number(3, 4096)
+    nca_hidden: int = number(1, 4096)
+
+    def check(self, key: str) -> None:
+        if len(set(self.tasks)) != len(self.tasks):
+            raise ConfigError(f"{key}.tasks: each task once, got {self.tasks}")
 
 
 EVAL_SEED = 10**6  # the trainer's evaluation windows come from a stream no training seed uses
 
 
 def vocab_of(corpus: dict) -> cp.Vocab:
-    return cp.Vocab(corpus["n_random"])
+    return cp.Vocab(corpus["n_random"], corpus["synthetic_tokens"])
 
 
 def previous_token_pattern(T: int) -> np.ndarray:
@@ -107,30 +126,57 @@ def corpus_task(corpus: dict, seq_len: int, n_eval: int) -> Task:
                 output_positions=torch.arange(seq_len - 1)[:, None], n_output_tokens=vocab.size, sampler=sampler)
 
 
-def dyck_task(corpus: dict, pre: dict, seq_len: int, n_eval: int) -> Task:
-    """Dyck-k sequences written with the corpus's first 2k random-word tokens (same embedding table)."""
-    first = vocab_of(corpus).id("r000")
+def pretraining_sequences(rng: np.random.Generator, pre: dict, kind: str, batch: int, seq_len: int,
+                          alphabet: int) -> np.ndarray:
+    """[batch, seq_len] symbols 0 .. alphabet - 1 of one pre-pretraining task: Dyck-k brackets
+    (2k symbols), neural-CA states (nca_states symbols) or i.i.d. uniform symbols over the whole
+    alphabet (the control: the same tokens and steps with no structure to learn)."""
+    if kind == "dyck":
+        rows = [sample_dyck(rng, pre["dyck_k"], seq_len, pre["max_depth"]) for _ in range(batch)]
+    elif kind == "neural_ca":
+        rows = [sample_neural_ca(rng, pre["nca_states"], pre["nca_width"], seq_len, pre["nca_hidden"])
+                for _ in range(batch)]
+    elif kind == "random":
+        return rng.integers(0, alphabet, (batch, seq_len))
+    else:
+        raise ValueError(f"pre-pretraining task: one of {PRETRAINING_TASKS}, got {kind!r}")
+    return np.asarray(rows, dtype=np.int64)
+
+
+def pretraining_task(corpus: dict, pre: dict, kind: str, seq_len: int, n_eval: int) -> Task:
+    """A pre-pretraining task written with the synthetic tokens s000, s001, ... (same embedding table)."""
+    vocab = vocab_of(corpus)
+    first = vocab.id("s000")
 
     def draw(rng: np.random.Generator, batch: int) -> torch.Tensor:
-        return torch.tensor([[first + t for t in sample_dyck(rng, pre["dyck_k"], seq_len, pre["max_depth"])]
-                             for _ in range(batch)], dtype=torch.int64)
+        symbols = pretraining_sequences(rng, pre, kind, batch, seq_len, corpus["synthetic_tokens"])
+        return torch.from_numpy(first + symbols).to(torch.int64)
 
     def sampler(batch: int, gen: torch.Generator) -> torch.Tensor:
         return draw(np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=gen))), batch)
 
     return Task(eval_tokens=draw(np.random.default_rng(EVAL_SEED), n_eval), loss_weights=torch.ones(seq_len - 1),
                 gt_pattern=torch.from_numpy(previous_token_pattern(seq_len)).float(),
-                output_positions=torch.arange(seq_len - 1)[:, None], n_output_tokens=vocab_of(corpus).size,
+                output_positions=torch.arange(seq_len - 1)[:, None], n_output_tokens=vocab.size,
                 sampler=sampler)
 
 
-def variants(section: dict) -> dict[str, tuple[str, bool]]:
-    """Model directories to train: name -> (size, pre-pretrained?). Pre-pretrained variants are
-    named '<size>+dyck'."""
-    out = {name: (name, False) for name in section["sizes"]}
+def variants(section: dict) -> dict[str, tuple[str, str | None]]:
+    """Model directories to train: name -> (size, pre-pretraining task or None). Pre-pretrained
+    variants are named '<size>+<task>'."""
+    out: dict[str, tuple[str, str | None]] = {name: (name, None) for name in section["sizes"]}
     for name in section["pretraining"]["sizes"]:
-        out[f"{name}+dyck"] = (name, True)
+        for kind in section["pretraining"]["tasks"]:
+            out[f"{name}+{kind}"] = (name, kind)
     return out
+
+
+def pretraining_of(section: dict, kind: str | None) -> dict | None:
+    """What a twin's pre-pretraining reads: its task, the steps and the task's own keys."""
+    if kind is None:
+        return None
+    pre = section["pretraining"]
+    return {"task": kind, "steps": pre["steps"], **{k: pre[k] for k in PRETRAINING_KEYS[kind]}}
 
 
 def model_config(size: dict, corpus: dict, seq_len: int) -> ModelConfig:
@@ -139,25 +185,26 @@ def model_config(size: dict, corpus: dict, seq_len: int) -> ModelConfig:
                        n_head=size["n_head"], d_mlp=size["mlp_ratio"] * d_model, norm="pre")
 
 
-def pretrain(params: dict, size_name: str, scratch, device):
-    """Pre-pretrain every seed of a size on Dyck-k; returns the model holding all seeds."""
+def pretrain(params: dict, size_name: str, kind: str, scratch, device):
+    """Pre-pretrain every seed of a size on one synthetic task; returns the model holding all seeds."""
     section = params["language_model"]
-    pre, seq_len = section["pretraining"], section["seq_len"]
+    pre, seq_len = pretraining_of(section, kind), section["seq_len"]
     cfg = model_config(section["sizes"][size_name], section["corpus"], seq_len)
     train = dict(section["train"], steps=pre["steps"], eval_every=pre["steps"], checkpoint_log_until=0,
                  checkpoint_every=pre["steps"], resume_every=max(1, pre["steps"] // 2))
-    where = scratch / f"lm-pretrain-{size_name}"
-    train_seeds(dyck_task(section["corpus"], pre, seq_len, 16).to(device), cfg, train, scratch,
-                f"lm-dyck-{size_name}", trajectory_key={"pre": pre, "train": train, "size": size_name},
+    where = scratch / f"lm-pretrain-{size_name}-{kind}"
+    train_seeds(pretraining_task(section["corpus"], pre, kind, seq_len, 16).to(device), cfg, train, scratch,
+                f"lm-{kind}-{size_name}", trajectory_key={"pre": pre, "train": train, "size": size_name,
+                                                          "corpus": section["corpus"]},
                 code=module_code_version(__name__), checkpoint_dir=where, device=device)
     model = load_checkpoint(where / f"step{pre['steps']:08d}.pt", device)
     shutil.rmtree(where, ignore_errors=True)
     return model
 
 
-def train_size(params: dict, size_name: str, out_dir, scratch, pretrained: bool = False) -> xr.Dataset:
-    """Train every seed of one size (after Dyck pre-pretraining if `pretrained`); write
-    out_dir/train.nc and out_dir/checkpoints/."""
+def train_size(params: dict, size_name: str, out_dir, scratch, pretraining: str | None = None) -> xr.Dataset:
+    """Train every seed of one size (after pre-pretraining on the task `pretraining`, if given);
+    write out_dir/train.nc and out_dir/checkpoints/."""
     section = params["language_model"]
     corpus, train, seq_len = section["corpus"], section["train"], section["seq_len"]
     size = section["sizes"][size_name]
@@ -165,24 +212,26 @@ def train_size(params: dict, size_name: str, out_dir, scratch, pretrained: bool 
     task = corpus_task(corpus, seq_len, n_eval=32).to(device)
     cfg = model_config(size, corpus, seq_len)
     run_config = {"language_model": {"corpus": corpus, "seq_len": seq_len, "size": size, "train": train,
-                                     "pretraining": section["pretraining"] if pretrained else None}}
-    init = pretrain(params, size_name, scratch, device) if pretrained else None
+                                     "pretraining": pretraining_of(section, pretraining)}}
+    init = pretrain(params, size_name, pretraining, scratch, device) if pretraining else None
     code = module_code_version(__name__)
     arrays, diverged, seeds = train_seeds(task, cfg, train, scratch, f"lm-{size_name}", trajectory_key=run_config,
                                           code=code, checkpoint_dir=out_dir / "checkpoints", device=device,
                                           init_model=init)
     ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="position",
                           unit_text="the next token at position i of a held-out window", run_config=run_config,
-                          experiment="language_model", code=code, extra_attrs={"size": size_name, "pretrained": int(pretrained), "chance_loss": float(np.log(cfg.vocab_size)),
-                                                                    "chance_accuracy": 1.0 / cfg.vocab_size})
+                          experiment="language_model", code=code,
+                          extra_attrs={"size": size_name, "pretraining": pretraining or "none",
+                                       "chance_loss": float(np.log(cfg.vocab_size)),
+                                       "chance_accuracy": 1.0 / cfg.vocab_size})
     write_netcdf(ds, out_dir / "train.nc")
     return ds
 
 
-def variant_key(params: dict, size_name: str, pretrained: bool) -> dict:
+def variant_key(params: dict, size_name: str, pretraining: str | None) -> dict:
     section = params["language_model"]
     return {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": section["sizes"][size_name],
-            "train": section["train"], "pretraining": section["pretraining"] if pretrained else None,
+            "train": section["train"], "pretraining": pretraining_of(section, pretraining),
             "name": size_name, "code": module_code_version(__name__), "runs_on": runs_on(section["train"])}
 
 
@@ -191,10 +240,10 @@ def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     out_dir/<variant>/ (train.nc, checkpoints/); the folder replaced atomically."""
     names = variants(params["language_model"])
     with atomic_dir(out_dir) as tmp:
-        for name, (size, pretrained) in names.items():
-            def build(folder: Path, size: str = size, pretrained: bool = pretrained) -> None:
-                train_size(params, size, folder, scratch, pretrained)
+        for name, (size, kind) in names.items():
+            def build(folder: Path, size: str = size, kind: str | None = kind) -> None:
+                train_size(params, size, folder, scratch, kind)
 
-            entry = cached(scratch, "language_model", variant_key(params, size, pretrained), build)
+            entry = cached(scratch, "language_model", variant_key(params, size, kind), build)
             shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(MANIFEST))
     return list(names)

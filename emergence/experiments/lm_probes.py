@@ -11,7 +11,7 @@ import torch
 import xarray as xr
 
 from emergence import patching as pt
-from emergence.analysis import bracket_emergence
+from emergence.analysis import bracket_emergence, jump_start
 from emergence.experiments.language_model import CorpusArgs, PretrainingArgs, SizeArgs, variants, vocab_of
 from emergence.metrics import attention_entropy
 from emergence.model import parameter_count
@@ -34,8 +34,9 @@ class ProbeArgs:
 @dataclass(frozen=True, kw_only=True)
 class PatchingArgs:
     top_k: list[int] = number(1, None)  # heads patched together, ranked by their single-head effect
-    stage: Literal["pattern", "scores"] = "pattern"
     positions: Literal["all", "answer"] = "all"
+    bracket: Literal["jump", "last_unsolved"] = "jump"
+    min_gap: float = number(0.0, 1.0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,9 +56,14 @@ class LanguageModelArgs:
         if unknown:
             raise ConfigError(f"{key}.pretraining.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
                               f"got {unknown}")
-        if 2 * self.pretraining.dyck_k > self.corpus.n_random:
-            raise ConfigError(f"{key}.pretraining.dyck_k: the 2k brackets are written with random-word tokens, "
-                              f"so 2k <= {key}.corpus.n_random ({self.corpus.n_random})")
+        pre, alphabet = self.pretraining, self.corpus.synthetic_tokens
+        needs = {"dyck": ("dyck_k", 2 * pre.dyck_k), "neural_ca": ("nca_states", pre.nca_states),
+                 "random": ("tasks", 1)}
+        for task in pre.tasks:
+            name, n = needs[task]
+            if n > alphabet:
+                raise ConfigError(f"{key}.pretraining.{name}: {task} is written with the synthetic tokens, so it "
+                                  f"needs {key}.corpus.synthetic_tokens >= {n} (got {alphabet})")
         if self.corpus.longest_prompt > self.seq_len:
             raise ConfigError(f"{key}.seq_len: the longest probe prompt has {self.corpus.longest_prompt} tokens, "
                               f"got {self.seq_len}")
@@ -130,6 +136,23 @@ def brackets(ckpts: dict[int, object], probes: dict, solved_accuracy: float) -> 
     return out
 
 
+def jump_brackets(ds: xr.Dataset) -> np.ndarray:
+    """Per (capability, seed): the checkpoint at which the jump to the first solved checkpoint
+    starts (`jump_start` on the dense probe table), the pre-emergence end of a patching bracket;
+    -1 where the run is censored or has no such checkpoint."""
+    steps = ds["checkpoint_step"].values
+    acc = ds["probe_accuracy"].values
+    out = np.full(acc.shape[:2], -1, dtype=np.int64)
+    for i in range(acc.shape[0]):
+        for k in range(acc.shape[1]):
+            new = int(ds["bracket_new_step"].values[i, k])
+            if ds["bracket_censored"].values[i, k] or new < 0:
+                continue
+            start, _ = jump_start(steps, acc[i, k], new)
+            out[i, k] = int(start) if np.isfinite(start) else -1
+    return out
+
+
 def probe_sizes(params: dict, lm_root) -> xr.Dataset:
     """Dense probe table and binary-search brackets of every size: [size, capability, seed, checkpoint_step]."""
     section = params["language_model"]
@@ -142,6 +165,7 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         ds = probe_checkpoints(ckpts, probes)
         for key, arr in brackets(ckpts, probes, threshold).items():
             ds[f"bracket_{key}"] = (("capability", "seed"), arr)
+        ds["bracket_jump_old_step"] = (("capability", "seed"), jump_brackets(ds))
         cfg = ckpts[min(ckpts)].cfg
         ds["n_params"] = ((), parameter_count(cfg))
         per_size.append(ds)
@@ -155,7 +179,10 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
 @torch.no_grad()
 def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> xr.Dataset:
     """Head-level patching of every (capability, seed) with an emergence bracket of one size:
-    old = last checkpoint before the capability is solved, new = first at which it is."""
+    new = the first checkpoint at which the capability is solved; old = the checkpoint where its
+    jump starts (`bracket: jump`, pre-emergence) or the last unsolved one (`last_unsolved`).
+    Brackets whose p(correct) rises by less than `min_gap` are not patched (a recovered fraction
+    of a vanishing gap is noise); `gap` records every bracket's rise."""
     section = params["language_model"]
     pcfg = section["patching"]
     probes = make_probes(section["corpus"], section["probes"])
@@ -166,7 +193,9 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
     ks = [k for k in pcfg["top_k"] if k <= L * H]
     nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
     effects, reverse, prev_score, ind_score, ent_old, ent_new = (nan(len(kinds), len(seeds), L, H) for _ in range(6))
-    recovery, p_old, p_new = nan(len(kinds), len(seeds), len(ks)), nan(len(kinds), len(seeds)), nan(len(kinds), len(seeds))
+    recovery = nan(len(kinds), len(seeds), len(ks))
+    p_old, p_new, gap_of = (nan(len(kinds), len(seeds)) for _ in range(3))
+    old_var = "bracket_jump_old_step" if pcfg["bracket"] == "jump" else "bracket_old_step"
     sel = probe_ds.sel(size=size_name)
     # previous-token and induction scores on a random span repeated twice
     g = torch.Generator().manual_seed(0)
@@ -179,26 +208,29 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
         pos = torch.full((len(answers),), prompts.shape[1] - 1)
         rows = None if pcfg["positions"] == "all" else [prompts.shape[1] - 1]
         for k, seed in enumerate(seeds):
-            old_step, new_step = int(sel["bracket_old_step"].values[i, k]), int(sel["bracket_new_step"].values[i, k])
+            old_step, new_step = int(sel[old_var].values[i, k]), int(sel["bracket_new_step"].values[i, k])
             if sel["bracket_censored"].values[i, k] or old_step < 0:
                 continue
             old, new = ckpts[old_step].select_seeds([k]), ckpts[new_step].select_seeds([k])
             x = prompts.unsqueeze(0)
-            donor = pt.record_attention(new, x, pcfg["stage"])
-            e = pt.head_effects(old, donor, x, pos, answers, pcfg["stage"], rows)[0]
-            effects[i, k] = e.numpy()
-            ranking = pt.rank_heads(e)
             pn = pt.answer_probability(new(x), pos, answers).mean(1)
             po = pt.answer_probability(old(x), pos, answers).mean(1)
-            p_new[i, k], p_old[i, k] = float(pn), float(po)
-            recovery[i, k] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn, pcfg["stage"], rows)[0].numpy()
+            p_new[i, k], p_old[i, k], gap_of[i, k] = float(pn), float(po), float(pn - po)
+            if not float(pn - po) >= pcfg["min_gap"]:
+                continue
+            donor = pt.record_attention(new, x)
+            e = pt.head_effects(old, donor, x, pos, answers, query_positions=rows)[0]
+            effects[i, k] = e.numpy()
+            ranking = pt.rank_heads(e)
+            recovery[i, k] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn,
+                                               query_positions=rows)[0].numpy()
             answer_row = prompts.shape[1] - 1
             for layer, pat in pt.record_attention(new, x, "pattern").items():
                 ent_new[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
             for layer, pat in pt.record_attention(old, x, "pattern").items():
                 ent_old[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
-            back = pt.record_attention(old, x, pcfg["stage"])
-            reverse[i, k] = pt.head_effects(new, back, x, pos, answers, pcfg["stage"], rows)[0].numpy()
+            back = pt.record_attention(old, x)
+            reverse[i, k] = pt.head_effects(new, back, x, pos, answers, query_positions=rows)[0].numpy()
             pats = pt.record_attention(new, repeated.unsqueeze(0), "pattern")
             for layer in range(L):
                 prev_score[i, k, layer] = pt.previous_token_score(pats[layer][0]).mean(0).numpy()
@@ -210,10 +242,13 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
          "top_k_recovery": (("capability", "seed", "k"), recovery,
                             {"long_name": "fraction of the old -> new gap recovered by patching the top k heads together"}),
          "p_old": (("capability", "seed"), p_old), "p_new": (("capability", "seed"), p_new),
+         "gap": (("capability", "seed"), gap_of, {"long_name": "p_new - p_old across the bracket (patched where >= min_gap)"}),
+         "old_step": (("capability", "seed"), sel[old_var].values.astype(np.int64)),
+         "new_step": (("capability", "seed"), sel["bracket_new_step"].values.astype(np.int64)),
          "entropy_old": (dims, ent_old, {"long_name": "old model: entropy (nats) of the answer row's attention"}),
          "entropy_new": (dims, ent_new, {"long_name": "new model: entropy (nats) of the answer row's attention"}),
          "previous_token_score": (dims, prev_score, {"long_name": "new model: attention from t to t-1"}),
          "induction_score": (dims, ind_score, {"long_name": "new model: attention to the token after the previous occurrence"})},
         coords={"capability": kinds, "seed": seeds, "layer": np.arange(L), "head": np.arange(H), "k": ks},
-        attrs={"experiment": "language_model:patching", "size": size_name, "stage": pcfg["stage"],
-               "positions": pcfg["positions"]})
+        attrs={"experiment": "language_model:patching", "size": size_name, "stage": "pattern",
+               "positions": pcfg["positions"], "bracket": pcfg["bracket"], "min_gap": pcfg["min_gap"]})

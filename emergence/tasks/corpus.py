@@ -25,12 +25,16 @@ KINDS = ("digits", "spans", "patterns", "ioi", "noise")
 
 @dataclass(frozen=True)
 class Vocab:
+    """The corpus's word-level vocabulary, then `n_synthetic` tokens (s000, s001, ...) that no
+    corpus document uses: the alphabet of the synthetic pre-pretraining tasks (claim 9), so that
+    what a model learns on them cannot be a head start on the corpus's own tokens."""
     n_random: int
+    n_synthetic: int = 0
 
     @property
     def tokens(self) -> tuple[str, ...]:
         return (("<eos>",) + tuple(str(d) for d in range(10)) + tuple(f"r{i:03d}" for i in range(self.n_random))
-                + NAMES + OBJECTS + PLACES + TEMPLATE_WORDS)
+                + NAMES + OBJECTS + PLACES + TEMPLATE_WORDS + tuple(f"s{i:03d}" for i in range(self.n_synthetic)))
 
     def id(self, token: str) -> int:
         return self._index[token]

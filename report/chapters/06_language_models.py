@@ -57,7 +57,7 @@ def emergence_times(size, cap):
 
 
 md(f"""{len(sizes)} sizes ({', '.join(f"{s}: {int(pr['n_params'].sel(size=s))/1e3:.0f}k parameters" for s in sizes)})
-{'and pre-pretrained twins ' + ', '.join(pretrained) + ' (Dyck first, then the same corpus training)' if pretrained else ''},
+{'and pre-pretrained twins ' + ', '.join(pretrained) + ' (a synthetic task written with tokens of its own first, then the same corpus training; ' + "'+random' is the control: i.i.d. random tokens of the same alphabet for the same steps)" if pretrained else ''},
 {n_seed} seeds each, {budget:,} steps, {pr.sizes['checkpoint_step']} checkpoints on a Pythia-like schedule.
 Capabilities: {', '.join(caps)}; solved = greedy accuracy ≥ {solved_acc} on the held-out prompts.""")
 
@@ -146,16 +146,25 @@ table(pd.DataFrame(rows), index=False)
 
 # %%
 runs = []  # every bracketed (size, capability, seed) that was patched
+small_gap = 0  # bracketed, but p(correct) rose by less than min_gap: not patched
 for size, ds in patch.items():
     for i, cap in enumerate(ds["capability"].values):
         for k, seed in enumerate(ds["seed"].values):
-            if np.isfinite(ds["p_new"].values[i, k]):
+            if np.isfinite(ds["delta_p"].values[i, k]).any():
                 runs.append((size, str(cap), k))
+            elif np.isfinite(ds["p_new"].values[i, k]):
+                small_gap += 1
+first_patch = next(iter(patch.values()), None)
 example = max(runs, key=lambda r: float(patch[r[0]]["p_new"].values[caps.index(r[1]), r[2]]
                                           - patch[r[0]]["p_old"].values[caps.index(r[1]), r[2]]), default=None)
 md("No capability emerged between two checkpoints on this profile, so nothing was patched." if example is None else
    f"Example: size {example[0]}, capability {example[1]}, seed {int(patch[example[0]]['seed'].values[example[2]])} "
-   f"(largest old → new gap); {len(runs)} bracketed runs were patched in all.")
+   f"(largest old → new gap); {len(runs)} bracketed runs were patched in all"
+   + (f", {small_gap} more were bracketed but their p(correct) rose by less than "
+      f"{first_patch.attrs['min_gap']} across the bracket and were not patched" if small_gap else "")
+   + (f". The bracket runs from the checkpoint where the jump starts (pre-emergence: the last at or below "
+      f"10% of the way from the run's plateau to 1) to the first solved one." if first_patch is not None
+      and first_patch.attrs.get("bracket") == "jump" else "."))
 
 # %%
 #| label: fig-lm-patching
@@ -171,8 +180,7 @@ if example is not None:
     axes[0].set_ylabel("layer")
     pc = pr["probe_p_correct"].sel(size=size, capability=cap).values[k]
     axes[1].plot(np.maximum(steps, 1), pc, "o-", ms=3)
-    b = pr.sel(size=size, capability=cap)
-    for v in (b["bracket_old_step"].values[k], b["bracket_new_step"].values[k]):
+    for v in (ds["old_step"].values[i, k], ds["new_step"].values[i, k]):
         axes[1].axvline(max(int(v), 1), color="C3", ls="--", lw=1)
     axes[1].set_xscale("log")
     axes[1].set_xlabel("step")
