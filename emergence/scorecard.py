@@ -34,6 +34,10 @@ CHAPTERS = {
     "language_models": ("06_language_models", "fig-lm-emergence"),
     "mixers": ("07_mixers", "fig-mixer-emergence"),
 }
+# rows whose figure is not their chapter's first
+FIGURES = {"lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching", "lm-pretraining": "fig-lm-pretraining",
+           "lm-pretraining-control": "fig-lm-pretraining", "linear-map-entropy": "fig-entropy-vs-emergence",
+           "linear-map-random-times": "fig-emergence-spread"}
 
 
 def arm(ds: xr.Dataset, what: str, cells: Iterable[int] | int) -> Arm:
@@ -427,6 +431,7 @@ def scorecard(results: dict, claims: dict, paper: dict) -> list[dict]:
     out = []
     for (section, key, v), q_value in zip(rows, q):
         chapter, figure = CHAPTERS[section]
+        figure = FIGURES.get(key, figure)
         out.append({"id": key, "chapter": chapter, "figure": figure, **v.to_dict(), "q_value": float(q_value)})
     return out
 

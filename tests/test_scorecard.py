@@ -98,3 +98,19 @@ def test_the_metric_keys_every_row_once():
     claims = json.loads(sc.verdicts_json(rows))["claims"]
     assert list(claims) == ["bias 5 (c = 1)", "bias 5 (c = 3)", "hump"]
     assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "censored", "p_value", "q_value"}
+
+
+def test_every_row_links_a_figure_its_chapter_draws():
+    import re
+
+    from emergence.config import REPO_ROOT
+    from emergence.scorecard import CHAPTERS, FIGURES
+
+    labels = {p.stem: set(re.findall(r"^#\| label: (fig-[\w-]+)", p.read_text(), flags=re.M))
+              for p in (REPO_ROOT / "report" / "chapters").glob("*.py")}
+    for section, (chapter, figure) in CHAPTERS.items():
+        assert figure in labels[chapter], (section, figure)
+    by_chapter = {"lm-": "06_language_models", "linear-map-": "01_linear_map"}
+    for key, figure in FIGURES.items():
+        chapter = next(c for prefix, c in by_chapter.items() if key.startswith(prefix))
+        assert figure in labels[chapter], (key, figure)
