@@ -287,6 +287,10 @@ greedy accuracy on the held-out prompts reaches {solved_acc} (at most
 unsolved checkpoints, so IOI's either-name stage is plateau, not jump); where one checkpoint interval is
 already as wide as the abruptness threshold, the grid cannot decide and the verdict says so. Capabilities
 measured on the same seeds are not independent: the size and pre-pretraining tests reassign whole seeds
-(a permutation test), and the patching and sharpening statistics take one value per seed. These are
+(a permutation test), and the patching and sharpening statistics take one value per seed. Patching runs
+across the jump (from the checkpoint where it starts to the first solved one) and its recovery is read
+beside the ceiling of patching every head at once. The pre-pretraining claim holds if either structured
+task speeds emergence up against the from-scratch model, each tested at half the level; the control row
+asks the same of each task against the random-token twin. These are
 models of {int(pr['n_params'].min()):,} to {int(pr['n_params'].max()):,} parameters trained for {budget:,}
 steps on a generated corpus, not Pythia: sizes here differ in width only. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
