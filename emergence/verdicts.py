@@ -662,14 +662,15 @@ def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: 
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds or a longer budget decide")
 
 
-def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str, paper: str = "") -> Verdict:
+def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str, paper: str = "",
+                    time_name: str = "time to solve") -> Verdict:
     """One claim measured two ways, each test run at alpha / 2 (Bonferroni, so the pair keeps
     alpha): time to solve (`earlier`) and final loss (`lower_final_loss`), the paper's Fig 5
     measure, which still separates arms that a short budget leaves unsolved. reproduced: one
     reproduces and neither refutes; not reproduced: one refutes and neither reproduces;
     inconclusive where they disagree; otherwise the time test's "needs the paper profile" or
     inconclusive."""
-    parts = (("time to solve", time), ("final loss", loss))
+    parts = ((time_name, time), ("final loss", loss))
     verdicts = {v.verdict for _, v in parts}
     reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts)
     if "reproduced" in verdicts and "not reproduced" not in verdicts:
