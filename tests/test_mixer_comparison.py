@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from emergence.config import ConfigError, load_params, validate
@@ -158,3 +159,19 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
     j = list(s["cell"].values).index("linear_map-S06_s02-transformer")
     assert s["d_mlp"].values[i] != s["d_mlp"].values[j]
     assert abs(int(s["n_params"].values[i]) - int(s["n_params"].values[j])) <= 0.1 * int(s["n_params"].values[j])
+
+
+def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):
+    from emergence.experiments.lr_pilot import pilot_rows
+
+    p = load_params(profile="smoke")
+    rows = pilot_rows(p, [1e-3, 1e-2], steps=12, n_seeds=1, architectures=["transformer", "mlp_mixer"],
+                      scratch=tmp_path)
+    assert [(r["architecture"], r["lr"]) for r in rows] == [("transformer", 1e-3), ("transformer", 1e-2),
+                                                            ("mlp_mixer", 1e-3), ("mlp_mixer", 1e-2)]
+    assert all(r["steps"] == 12 and r["emerged"].endswith("/1") and np.isfinite(r["mean_final_loss"]) for r in rows)
+    assert rows[0]["mean_final_loss"] != rows[1]["mean_final_loss"]   # the rate reached the trainer
+    entries = sorted(tmp_path.joinpath("cells").iterdir())
+    assert len(entries) == 4
+    pilot_rows(p, [1e-3], steps=12, n_seeds=1, architectures=["transformer"], scratch=tmp_path)
+    assert sorted(tmp_path.joinpath("cells").iterdir()) == entries   # cached: nothing retrained
