@@ -1,5 +1,5 @@
 """A learning-rate pilot for the architecture comparison (claim 8): each architecture trained
-on the comparison's first linear-map setting at several learning rates, on a short budget and
+on the comparison's first setting of a task at several learning rates, on a short budget and
 few seeds, and read by the same statistics as the sweep (emergence with censoring, final loss).
 
 The comparison is fair when every architecture trains at its own best rate: this prints one
@@ -8,7 +8,7 @@ numbers, into params.yaml (sweeps.mixers.architectures.<name>.lr) before the run
 Pilot cells go through the cell cache like any other (a rerun trains nothing).
 
     python -m emergence.experiments.lr_pilot --lrs 0.001 0.003 0.01 --steps 1500 --seeds 2 \
-        [--architectures transformer mlp_mixer] [--profile default]
+        [--task linear_map|cellular_automata] [--architectures transformer mlp_mixer] [--profile default]
 """
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ from emergence.survival import km_median
 
 
 def pilot_rows(params: dict, lrs: list[float], steps: int, n_seeds: int, architectures: list[str] | None,
-               scratch) -> list[dict]:
+               scratch, task: str = "linear_map") -> list[dict]:
     """One row per (architecture, lr): seeds emerged, KM median emergence, mean final loss."""
     sweep = params["sweeps"][mc.SWEEP]
-    task, overrides, label = next(s for s in mc.settings(sweep) if s[0] == "linear_map")
+    task, overrides, label = next(s for s in mc.settings(sweep) if s[0] == task)
     pilot = copy.deepcopy(params)
-    pilot["sweeps"][mc.SWEEP]["linear_map"].update(steps=steps, n_seeds=n_seeds)
+    pilot["sweeps"][mc.SWEEP][task].update(steps=steps, n_seeds=n_seeds)
     archs = mc.architectures(params)
     rows = []
     for name in architectures or list(archs):
@@ -51,12 +51,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lrs", type=float, nargs="+", required=True)
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--seeds", type=int, required=True)
+    parser.add_argument("--task", default="linear_map", choices=mc.TASKS)
     parser.add_argument("--architectures", nargs="*")
     parser.add_argument("--profile", default=None)
     args = parser.parse_args(argv)
     params = load_params(profile=args.profile)
     for row in pilot_rows(params, args.lrs, args.steps, args.seeds, args.architectures,
-                          REPO_ROOT / "data" / ".scratch"):
+                          REPO_ROOT / "data" / ".scratch", args.task):
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
 
 
