@@ -10,11 +10,12 @@ def test_transformer_cells_are_the_other_sweeps_cells():
     cell cache trains them once."""
     p = load_params()
     p["sweeps"]["mixers"]["linear_map"].update(p["sweeps"]["sparsity"])
-    arch = p["sweeps"]["mixers"]["architectures"]["transformer"]
+    arch = dict(p["sweeps"]["mixers"]["architectures"]["transformer"])
+    ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, arch)
+    assert ca == ca_state_size_sweep.cell_config(p, 8, 0.0)   # its own linear-map rate leaves the automata alone
+    arch["lr"] = None   # at the task's rate the linear-map cell is the sparsity sweep's too
     lm = mc.cell_config(p, "linear_map", {"state_size": 16, "sparsity": 4}, arch)
     assert lm == sparsity_sweep.cell_config(p, 16, 4)
-    ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, arch)
-    assert ca == ca_state_size_sweep.cell_config(p, 8, 0.0)
 
 
 def test_default_profile_trains_each_reference_cell_once():
@@ -66,14 +67,19 @@ def test_every_cell_is_parameter_matched_and_named():
 def test_an_architecture_can_train_at_its_own_learning_rate():
     p = load_params()
     archs = p["sweeps"]["mixers"]["architectures"]
-    archs["mlp_mixer"]["lr"] = 0.01
+    archs["mlp_mixer"]["lr"] = {"linear_map": 0.01}
     setting = {"state_size": 16, "sparsity": 3}
     assert mc.cell_config(p, "linear_map", setting, archs["mlp_mixer"])["linear_map"]["train"]["lr"] == 0.01
-    assert "lr" not in archs["mamba2"]  # unset: the task's rate
+    ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, archs["mlp_mixer"])["cellular_automata"]
+    assert ca["train"]["lr"] == p["cellular_automata"]["train"]["lr"]   # per task: the automata keep theirs
+    archs["mamba2"].pop("lr", None)  # unset: the task's rate
     lr = mc.cell_config(p, "linear_map", setting, archs["mamba2"])["linear_map"]["train"]["lr"]
     assert lr == p["linear_map"]["train"]["lr"]
-    archs["mlp_mixer"]["lr"] = -1.0
-    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mlp_mixer.lr"):
+    archs["mlp_mixer"]["lr"] = {"linear_map": -1.0}
+    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mlp_mixer.lr.linear_map"):
+        validate(p)
+    archs["mlp_mixer"]["lr"] = {"linear_mapp": 0.01}
+    with pytest.raises(ConfigError, match="linear_mapp"):
         validate(p)
 
 

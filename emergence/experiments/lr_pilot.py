@@ -35,7 +35,7 @@ def pilot_rows(params: dict, lrs: list[float], steps: int, n_seeds: int, archite
     rows = []
     for name in architectures or list(archs):
         for lr in lrs:
-            config = mc.cell_config(pilot, task, overrides, dict(archs[name], lr=lr))
+            config = mc.cell_config(pilot, task, overrides, dict(archs[name], lr={task: lr}))
             stats = analyse(load_cell(config, scratch), params[task]["analysis"])
             t = stats["emergence_step"].values
             censored = stats["emergence_censored"].values.astype(bool)

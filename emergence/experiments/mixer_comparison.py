@@ -40,6 +40,13 @@ SHAPE_KEYS = {"mamba2": {"d_state", "expand", "conv_kernel"}, "gated_deltanet": 
 
 
 @dataclass(frozen=True, kw_only=True)
+class LearningRates:
+    """An architecture's AdamW learning rate per task; unset takes the task's train.lr."""
+    linear_map: float | None = number(0.0, 10.0, default=None)
+    cellular_automata: float | None = number(0.0, 10.0, default=None)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Architecture:
     """One architecture of the comparison. Unset (null or absent) keys take the task's value:
     n_head the task model's, lr its train.lr, compile its train.compile; tasks every task."""
@@ -50,7 +57,7 @@ class Architecture:
     d_state: int | None = number(1, 1024, default=None)
     expand: int | None = number(1, 16, default=None)
     conv_kernel: int | None = number(1, 64, default=None)
-    lr: float | None = number(0.0, 10.0, default=None)
+    lr: LearningRates | None = None
     compile: CompileMode | None = None
 
     def check(self, key: str) -> None:
@@ -117,8 +124,9 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
     model = config[task]["model"]
     heads = {"n_head": arch["n_head"]} if arch.get("n_head") is not None else {}
-    if arch.get("lr") is not None:  # the architecture's own learning rate; unset keeps the task's
-        config[task]["train"]["lr"] = arch["lr"]
+    rate = (arch.get("lr") or {}).get(task)
+    if rate is not None:  # the architecture's own learning rate on this task; unset keeps the task's
+        config[task]["train"]["lr"] = rate
     if arch.get("compile") is not None:  # the architecture's own train.compile
         config[task]["train"]["compile"] = arch["compile"]
     if arch.get("mixer", "attention") == "attention":
