@@ -4,9 +4,12 @@
 
 Chapters are jupytext percent files (plain diffs); each is converted to a notebook and run
 with its `parameters` cell filled from the stage's params. Chapters find their data through
-emergence.reporting (dvc.yaml's `paths`). Executed notebooks go to BUILD_DIR atomically.
+emergence.reporting (dvc.yaml's `paths`). Chapters are independent, so they run side by side,
+one process per core; executed notebooks go to BUILD_DIR atomically.
 """
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import jupytext
@@ -21,15 +24,20 @@ def chapter_parameters(params: dict) -> dict:
     return {"attention_seeds": report["attention_seeds"], "max_figure_seeds": report["max_figure_seeds"]}
 
 
+def execute_chapter(source: Path, out_dir: Path, parameters: dict) -> None:
+    raw = out_dir / f"{source.stem}.raw.ipynb"
+    jupytext.write(jupytext.read(source), raw)
+    declared = papermill.inspect_notebook(str(raw))
+    papermill.execute_notebook(str(raw), str(out_dir / f"{source.stem}.ipynb"),
+                               parameters={k: v for k, v in parameters.items() if k in declared},
+                               kernel_name="python3", cwd=str(Path.cwd()), progress_bar=False, log_output=False)
+    raw.unlink()
+
+
 if __name__ == "__main__":
     chapters, build = map(Path, sys.argv[1:])
     with stage_run("report_notebooks") as params, atomic_dir(build) as tmp:
-        for source in sorted(chapters.glob("*.py")):
-            raw = tmp / f"{source.stem}.raw.ipynb"
-            jupytext.write(jupytext.read(source), raw)
-            declared = papermill.inspect_notebook(str(raw))
-            wanted = {k: v for k, v in chapter_parameters(params).items() if k in declared}
-            papermill.execute_notebook(str(raw), str(tmp / f"{source.stem}.ipynb"),
-                                       parameters=wanted, kernel_name="python3",
-                                       cwd=str(Path.cwd()), progress_bar=False, log_output=False)
-            raw.unlink()
+        sources = sorted(chapters.glob("*.py"))
+        with ProcessPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+            for done in [pool.submit(execute_chapter, s, tmp, chapter_parameters(params)) for s in sources]:
+                done.result()  # a failing chapter stops the stage with its error

@@ -66,7 +66,9 @@ def test_pre_pretraining_changes_the_starting_point(trained):
     params, root, _ = trained
     scratch_model = lm_probes.load_checkpoints(root / "models" / "tiny" / "checkpoints")[0]
     pre_model = lm_probes.load_checkpoints(root / "models" / "tiny+dyck" / "checkpoints")[0]
-    assert not torch.equal(scratch_model.wte, pre_model.wte)  # step 0 of the corpus phase = after Dyck
+    # step 0 of the corpus phase = after Dyck: the body differs, the token layers start as from scratch
+    assert not torch.equal(scratch_model.blocks[0].attn.qkv.weight, pre_model.blocks[0].attn.qkv.weight)
+    assert torch.equal(scratch_model.wte, pre_model.wte)
     pr = lm_probes.probe_sizes(params, root / "models")
     assert pr["size"].values.tolist() == ["tiny", "tiny+dyck"]
 
@@ -114,3 +116,20 @@ def test_the_jump_bracket_starts_before_emergence():
                      "bracket_censored": (("capability", "seed"), np.array([[0, 0, 1]]))},
                     coords={"checkpoint_step": steps})
     assert lm_probes.jump_brackets(ds).tolist() == [[4, 8, -1]]
+
+
+def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
+    params = load_params(profile="smoke")
+    params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
+    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"], steps=4, transfer="body")
+    body = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
+    from emergence.model import SeedTransformer
+    fresh = SeedTransformer(body.cfg, list(body.seeds))
+    assert torch.equal(body.wte, fresh.wte) and torch.equal(body.head.weight, fresh.head.weight)
+    assert not torch.equal(body.blocks[0].attn.qkv.weight, fresh.blocks[0].attn.qkv.weight)
+    params["language_model"]["pretraining"]["transfer"] = "all"
+    everything = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
+    assert not torch.equal(everything.head.weight, fresh.head.weight)
+    key_all = lm.variant_key(params, "tiny", "dyck")
+    params["language_model"]["pretraining"]["transfer"] = "body"
+    assert lm.variant_key(params, "tiny", "dyck") != key_all   # the transfer is part of the twin's key

@@ -24,7 +24,7 @@ from emergence.dependencies import module_code_version
 from emergence.experiments.cache import MANIFEST, cached
 from emergence.experiments.runner import prepare_device, runs_on, train_seeds, training_dataset
 from emergence.io import atomic_dir, write_netcdf
-from emergence.model import ModelConfig
+from emergence.model import ModelConfig, SeedTransformer
 from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
 from emergence.tasks.dyck import sample_dyck
@@ -80,6 +80,7 @@ PRETRAINING_TASKS = ("dyck", "neural_ca", "random")
 # task to `tasks` retrains nothing that was trained before.
 PRETRAINING_KEYS = {"dyck": ("dyck_k", "max_depth"), "neural_ca": ("nca_states", "nca_width", "nca_hidden"),
                     "random": ()}
+TRANSFERS = ("body", "all")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,6 +88,7 @@ class PretrainingArgs:
     """Claim 9: sizes that get a twin per pre-pretraining task ('<size>+<task>')."""
     sizes: list[str]
     tasks: list[Literal[PRETRAINING_TASKS]]
+    transfer: Literal[TRANSFERS] = "body"
     steps: int = number(1, 10_000_000)
     dyck_k: int = number(1, 64)
     max_depth: int = number(1, 1024)
@@ -176,7 +178,8 @@ def pretraining_of(section: dict, kind: str | None) -> dict | None:
     if kind is None:
         return None
     pre = section["pretraining"]
-    return {"task": kind, "steps": pre["steps"], **{k: pre[k] for k in PRETRAINING_KEYS[kind]}}
+    return {"task": kind, "steps": pre["steps"], "transfer": pre["transfer"],
+            **{k: pre[k] for k in PRETRAINING_KEYS[kind]}}
 
 
 def model_config(size: dict, corpus: dict, seq_len: int) -> ModelConfig:
@@ -199,6 +202,15 @@ def pretrain(params: dict, size_name: str, kind: str, scratch, device):
                 code=module_code_version(__name__), checkpoint_dir=where, device=device)
     model = load_checkpoint(where / f"step{pre['steps']:08d}.pt", device)
     shutil.rmtree(where, ignore_errors=True)
+    if pre["transfer"] == "body":
+        # the synthetic tokens' embeddings and read-out mean nothing to the corpus: start those
+        # where the from-scratch twin starts, so the twin inherits only what can transfer (the
+        # attention and MLP circuits, positions); with "all" the first corpus steps are spent
+        # unlearning a read-out peaked on the synthetic alphabet
+        fresh = SeedTransformer(cfg, list(model.seeds)).to(device)
+        with torch.no_grad():
+            model.wte.copy_(fresh.wte)
+            model.head.weight.copy_(fresh.head.weight)
     return model
 
 
