@@ -110,9 +110,9 @@ def shape_table(sw):
     rows = []
     for i in range(sw.sizes["cell"]):
         t, cen = times(sw, i)
-        rows.append({"cell": str(sw["cell"].values[i]), "heads": int(sw["n_head"].values[i]),
+        rows.append({"heads": int(sw["n_head"].values[i]),
                      "head size": int(sw["d_head"].values[i]), "layers": int(sw["n_layer"].values[i]),
-                     "parameters": int(sw["n_params"].values[i]),
+                     "params": int(sw["n_params"].values[i]),
                      "seeds solved": f"{int((sw['solved_censored'].values[i] == 0).sum())}/{len(t)}",
                      "KM median time to solve": fmt_step(km_median(t, cen)),
                      "mean final loss": f"{np.nanmean(sw['final_output_loss'].values[i]):.3g}",

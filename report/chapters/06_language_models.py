@@ -134,7 +134,8 @@ for size in models:
         t, cen = emergence_times(size, cap)
         s = pr.sel(size=size, capability=cap)
         r = jump_ratios(size, cap)
-        rows.append({"size": size, "capability": cap, "seeds solved": f"{int((~cen).sum())}/{len(cen)}",
+        rows.append({"model": size.replace("+", " + "), "capability": cap,  # spaces let a narrow column wrap
+                     "seeds solved": f"{int((~cen).sum())}/{len(cen)}",
                      "first solved steps": ", ".join(fmt_step(v) for v in sorted(t[~cen])) or "none",
                      "KM median": fmt_step(km_median(t, cen)),
                      "jump width / step (median)": fmt(float(np.median(r))) if r else "n/a",
