@@ -194,7 +194,7 @@ md("No capability emerged between two checkpoints on this profile, so nothing wa
    + (f", {small_gap} more were bracketed but their p(correct) rose by less than "
       f"{first_patch.attrs['min_gap']} across the bracket and were not patched" if small_gap else "")
    + (". The bracket runs from the checkpoint where the jump starts (pre-emergence: the last at or below "
-      "10% of the way from the run's plateau to 1) to the first solved one." if first_patch is not None
+      f"{an.JUMP_START:.0%} of the way from the run's plateau to 1) to the first solved one." if first_patch is not None
       and first_patch.attrs.get("bracket") == "jump" else "."))
 
 # %%
