@@ -65,11 +65,22 @@ def _short(x):
 
 
 def stage_timings(root: Path) -> pd.DataFrame:
+    """Each stage's wall time in this run, and its cold cost: the wall time plus what the cells it
+    took from the cache took to build (n/a where an entry predates the build record)."""
     rows = []
     for f in sorted((root / "data" / "timings").glob("*.json")):
         t = json.loads(f.read_text())
-        rows.append((t["stage"], t.get("profile"), t["seconds"]))
-    return pd.DataFrame(rows, columns=["stage", "profile", "seconds"])
+        reused = t.get("reused_build_seconds", 0.0 if not t.get("cells_reused") else None)
+        cold = None if reused is None else round(t["seconds"] + reused, 1)
+        rows.append((t["stage"], t.get("profile"), t["seconds"], t.get("cells_built", 0), t.get("cells_reused", 0), cold))
+    df = pd.DataFrame(rows, columns=["stage", "profile", "seconds", "cells built", "cells reused", "cold seconds"])
+    if not df.empty:
+        cold = df["cold seconds"]
+        total = ("total", "", round(float(df["seconds"].sum()), 1), int(df["cells built"].sum()),
+                 int(df["cells reused"].sum()), round(float(cold.sum()), 1) if cold.notna().all() else None)
+        df.loc[len(df)] = total
+    df["cold seconds"] = df["cold seconds"].astype(object).where(df["cold seconds"].notna(), "n/a")
+    return df
 
 
 def sha256_of(path: Path) -> str:

@@ -19,7 +19,6 @@ import dataclasses
 import math
 import sys
 import types
-import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 

@@ -5,7 +5,8 @@
 
 Parameters are validated (whole file, selected profile merged) before the body runs, so a
 bad value stops the stage with a message naming the key and nothing is written. The
-stage's wall time goes to data/timings/<stage>.json, which no stage declares: a rerun that
+stage's wall time (and what its cached cells cost to build: the stage's cold cost) goes to
+data/timings/<stage>.json, which no stage declares: a rerun that
 reproduces the results leaves dvc.lock unchanged (the entry page reads the timings).
 Output paths come on the command line from dvc.yaml's `paths` (written once there).
 """
@@ -21,6 +22,7 @@ import yaml
 
 from emergence.allocator import keep_freed_memory
 from emergence.config import REPO_ROOT, ConfigError, load_params
+from emergence.experiments.cache import usage
 from emergence.io import write_json
 
 TIMINGS_DIR = Path("data/timings")
@@ -82,5 +84,5 @@ def stage_run(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> Ite
     start = time.perf_counter()
     yield params
     name = stage if key is None else f"{stage}@{key}"
-    write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2)},
-               root / TIMINGS_DIR / f"{name}.json")
+    write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2),
+                **usage()}, root / TIMINGS_DIR / f"{name}.json")

@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from emergence.experiments.cache import MANIFEST
+from emergence.experiments.cache import RECORDS
 from emergence.experiments.cells import RESULTS, cell_entry
 from emergence.io import atomic_dir, atomic_path
 from emergence.stage import SCRATCH, stage_run
@@ -21,4 +21,4 @@ if __name__ == "__main__":
         with atomic_path(results_path, ".nc") as tmp:
             shutil.copyfile(entry / RESULTS, tmp)
         with atomic_dir(checkpoints) as tmp:
-            shutil.copytree(entry / "checkpoints", tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MANIFEST))
+            shutil.copytree(entry / "checkpoints", tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*RECORDS))

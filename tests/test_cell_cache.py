@@ -4,7 +4,8 @@ import json
 import pytest
 import torch
 
-from emergence.experiments.cache import MANIFEST, cached
+from emergence.experiments import cache
+from emergence.experiments.cache import BUILD_RECORD, MANIFEST, cached
 from emergence.io import UntrustedFileError, atomic_dir, torch_load, torch_save
 
 
@@ -22,8 +23,24 @@ def test_entry_is_built_once_and_checksummed(tmp_path):
     entry = cached(tmp_path, "t", {"a": 1}, _builder(calls))
     assert cached(tmp_path, "t", {"a": 1}, _builder(calls)) == entry and len(calls) == 1
     manifest = json.loads((entry / MANIFEST).read_text())
-    assert sorted(manifest) == ["results.nc", "sub/a.pt"]
+    assert sorted(manifest) == [BUILD_RECORD, "results.nc", "sub/a.pt"]
     assert cached(tmp_path, "t", {"a": 2}, _builder(calls)) != entry and len(calls) == 2
+
+
+def test_lookups_report_what_the_cells_cost_to_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "_usage", [])
+    clock = iter([100.0, 112.5])  # the build takes 12.5 s on this clock
+    monkeypatch.setattr(cache.time, "perf_counter", lambda: next(clock))
+    entry = cached(tmp_path, "t", {"a": 1}, _builder([]))
+    assert json.loads((entry / BUILD_RECORD).read_text()) == {"seconds": 12.5}
+    cached(tmp_path, "t", {"a": 1}, _builder([]))
+    assert cache.usage() == {"cells_built": 1, "cells_reused": 1, "built_seconds": 12.5, "reused_build_seconds": 12.5}
+    (entry / BUILD_RECORD).unlink()  # an entry from before the record: its cost is unknown, not 0
+    manifest = json.loads((entry / MANIFEST).read_text())
+    del manifest[BUILD_RECORD]
+    (entry / MANIFEST).write_text(json.dumps(manifest))
+    cached(tmp_path, "t", {"a": 1}, _builder([]))
+    assert cache.usage()["reused_build_seconds"] is None
 
 
 @pytest.mark.parametrize("damage", [

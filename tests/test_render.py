@@ -1,9 +1,10 @@
 import base64
+import json
 import nbformat
 import pytest
 
 from emergence import render
-from emergence.report_index import params_diff
+from emergence.report_index import params_diff, stage_timings
 
 def _png() -> str:
     import io
@@ -74,3 +75,18 @@ def test_params_diff_lists_only_changes():
         {"parameter": "c", "base": "(absent)", "this run": 3},
         {"parameter": "d", "base": 0, "this run": "(absent)"},
     ]
+
+
+def test_stage_timings_add_the_reused_cells_build_time(tmp_path):
+    timings = tmp_path / "data" / "timings"
+    timings.mkdir(parents=True)
+    for name, body in {"a": {"seconds": 2.0, "cells_built": 0, "cells_reused": 3, "reused_build_seconds": 300.0},
+                       "b": {"seconds": 50.0, "cells_built": 1, "cells_reused": 0, "reused_build_seconds": 0.0},
+                       "c": {"seconds": 1.0}}.items():  # a stage with no cells
+        (timings / f"{name}.json").write_text(json.dumps({"stage": name, "profile": "default", **body}))
+    df = stage_timings(tmp_path)
+    assert df["cold seconds"].tolist() == [302.0, 50.0, 1.0, 353.0]
+    assert df.iloc[-1]["stage"] == "total" and df.iloc[-1]["seconds"] == 53.0
+    (timings / "d.json").write_text(json.dumps({"stage": "d", "seconds": 1.0, "cells_reused": 2,
+                                                "reused_build_seconds": None}))  # entries older than the record
+    assert stage_timings(tmp_path)["cold seconds"].tolist()[-2:] == ["n/a", "n/a"]

@@ -4,17 +4,25 @@ its configuration and the code version of what trained it.
 Each entry carries a manifest of its files' SHA-256. An entry whose files do not match (a
 kill during a copy, a full disk, an edit by hand) is deleted and rebuilt, never read; a new
 entry is built in a temporary folder and moved into place only when complete.
+
+Each entry also records how long it took to build (`build.json`), and every lookup in this
+process is tallied (`usage()`), so a stage can say what it cost cold even when every cell
+came from the cache: the entry page's time table reads that.
 """
 from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Callable
 
 from emergence.io import atomic_dir, config_hash, file_digest, write_json
 
 MANIFEST = "manifest.json"
+BUILD_RECORD = "build.json"
+RECORDS = (MANIFEST, BUILD_RECORD)  # the cache's own files: never copied into results
+_usage: list[dict] = []  # this process's lookups: {"entry", "built", "seconds"}
 
 
 def _intact(entry: Path) -> bool:
@@ -30,10 +38,32 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None])
     when missing or damaged, then checksummed and moved into place. Returns its folder."""
     entry = scratch / "cells" / f"{name}-{config_hash(key)}"
     if entry.exists() and _intact(entry):
+        _usage.append({"entry": entry.name, "built": False, "seconds": _build_seconds(entry)})
         return entry
     shutil.rmtree(entry, ignore_errors=True)
+    start = time.perf_counter()
     with atomic_dir(entry) as tmp:
         build(tmp)
+        seconds = round(time.perf_counter() - start, 2)
+        write_json({"seconds": seconds}, tmp / BUILD_RECORD)
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         write_json({str(p.relative_to(tmp)): file_digest(p) for p in files}, tmp / MANIFEST)
+    _usage.append({"entry": entry.name, "built": True, "seconds": seconds})
     return entry
+
+
+def _build_seconds(entry: Path) -> float | None:
+    """The recorded build time of an entry; None for entries older than the record."""
+    try:
+        return float(json.loads((entry / BUILD_RECORD).read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def usage() -> dict:
+    """What this process's cache lookups cost: cells built now and their seconds, cells reused
+    and the seconds their builds took (None when an entry predates the record)."""
+    built = [u["seconds"] for u in _usage if u["built"]]
+    reused = [u["seconds"] for u in _usage if not u["built"]]
+    return {"cells_built": len(built), "cells_reused": len(reused), "built_seconds": round(sum(built), 2),
+            "reused_build_seconds": None if any(s is None for s in reused) else round(sum(reused), 2)}

@@ -21,7 +21,7 @@ import torch
 import xarray as xr
 
 from emergence.dependencies import module_code_version
-from emergence.experiments.cache import MANIFEST, cached
+from emergence.experiments.cache import RECORDS, cached
 from emergence.experiments.runner import prepare_device, runs_on, train_seeds, training_dataset
 from emergence.io import atomic_dir, write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
@@ -257,5 +257,5 @@ def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
                 train_size(params, size, folder, scratch, kind)
 
             entry = cached(scratch, "language_model", variant_key(params, size, kind), build)
-            shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(MANIFEST))
+            shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(*RECORDS))
     return list(names)

@@ -83,7 +83,7 @@ def make_sequences(A: np.ndarray, x0: np.ndarray, layout: Layout) -> np.ndarray:
 
 def ground_truth_pattern(A: np.ndarray, layout: Layout) -> np.ndarray:
     """[seq_len, seq_len] 0/1 mask: query row predicting bit i of x_1 -> its parents in x_0."""
-    T, S = layout.seq_len, layout.state_size
+    T = layout.seq_len
     mask = np.zeros((T, T), dtype=np.uint8)
     mask[np.ix_(layout.prediction_positions, layout.input_positions)] = A
     return mask
