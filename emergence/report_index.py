@@ -10,7 +10,8 @@ import pandas as pd
 import yaml
 
 import emergence
-from emergence.config import ConfigError, deep_merge, flatten, load_params
+from emergence.params import deep_merge, flatten, merged_params
+from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
 from emergence.scorecard import claim_evidence, read_scorecard
 from emergence.stage import pipeline_paths
@@ -132,7 +133,7 @@ def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
 
 def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -> str:
     """Markdown of the entry page; `{{chapters}}` is left for the renderer's chapter list."""
-    params = load_params(root)
+    params = merged_params(root)  # validated by the stage that renders this page
     git = git_state(root)
     flat = flatten(params)
     base = params_at_rev(base_rev, root)

@@ -71,7 +71,8 @@ def package_copy(tmp_path):
 
 @pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/experiments/run_statistics.py",
                                     "emergence/analysis.py", "emergence/config.py", "emergence/report_index.py",
-                                    "stages/report_render.py"])
+                                    "stages/report_render.py", "emergence/params.py", "emergence/stage.py",
+                                    "emergence/experiments/cache.py"])
 def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_copy, edited):
     params = load_params()
     before = _keys(package_copy, params)
@@ -95,3 +96,33 @@ def test_stages_depend_on_the_active_overlay_only():
         assert "profiles/${profile}.yaml" in body["deps"], name
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]  # `- path: {options}`
         assert not any(o.startswith("data/timings") for o in outs), name
+
+
+def test_only_validation_depends_on_every_schema():
+    """The schemas (config.py and what it composes) are validate_params' deps; every other stage
+    depends on the code that computes its results and on validation's fixed-bytes stamp, so an
+    edit to the language model's code reruns no synthetic-task stage."""
+    expected = deps.expected_deps()
+    assert "emergence/config.py" in expected["validate_params"]
+    for name, files in expected.items():
+        if name != "validate_params":
+            assert "emergence/config.py" not in files, name
+    for name in ("linear_map_train", "sweep_sparsity", "sweep_ca_state_size", "sweep_architecture"):
+        assert not {"emergence/experiments/language_model.py", "emergence/tasks/corpus.py",
+                    "emergence/verdicts.py", "emergence/patching.py"} & set(expected[name]), name
+    dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
+    for name, body in dvc["stages"].items():
+        body = body.get("do", body)
+        assert ("${paths.params_check}" in body["deps"]) == (name != "validate_params"), name
+
+
+def test_training_keys_leave_out_the_cache_and_the_stage_glue():
+    """A language model's code version is its training module's closure: editing the cell cache,
+    the stage helper or the params reader retrains nothing."""
+    lm = deps.module_closure("emergence.experiments.language_model")
+    task = deps.closure([deps.module_path("emergence.experiments.runner"),
+                         deps.module_path("emergence.experiments.linear_map")])
+    for files in (lm, task):
+        assert not {"emergence/experiments/cache.py", "emergence/stage.py", "emergence/params.py",
+                    "emergence/config.py"} & set(files)
+    assert "emergence/tasks/corpus.py" in lm and "emergence/train.py" in lm
