@@ -126,3 +126,25 @@ def test_training_keys_leave_out_the_cache_and_the_stage_glue():
         assert not {"emergence/experiments/cache.py", "emergence/stage.py", "emergence/params.py",
                     "emergence/config.py"} & set(files)
     assert "emergence/tasks/corpus.py" in lm and "emergence/train.py" in lm
+
+
+def test_cells_meant_to_be_shared_train_once():
+    """The same model on the same task and budget in two sweeps is one cache entry, as each stage
+    sees its params (a key a stage forgets to declare would give it a different cell)."""
+    from emergence.stage import stage_params
+
+    from emergence.io import config_hash
+
+    key = lambda c: config_hash(cells.cell_key(c))  # noqa: E731
+    by_name = lambda files, name: next(c for f in files if f.name == name for c in f.cells)  # noqa: E731
+    state = by_name(ca_files(stage_params("sweep_ca_state_size")), "S0008")  # its c = 0 cell comes first
+    automata = by_name(architecture_files(stage_params("sweep_ca_architecture"), "ca_architecture"), "H4_dh16_L2")
+    mixer = dict(mixer_cells(stage_params("sweep_mixers")))
+    transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
+    assert state["cellular_automata"]["bias"]["strength"] == 0.0
+    assert key(state) == key(automata) == key(transformer)
+    grid = stage_params("sweep_sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
+    sparsity = next(c for c in row_file(stage_params("sweep_sparsity", key="S08"), "S08", grid).cells
+                    if c["linear_map"]["task"]["sparsity"] == 2)
+    linear = by_name(architecture_files(stage_params("sweep_architecture")), "H8_dh8_L1")
+    assert key(sparsity) == key(linear)
