@@ -7,13 +7,13 @@ i.i.d. random tokens), written with tokens of its own that the corpus never uses
 corpus windows (its "parents" are the previous token, so `parent_mass` is the previous-token
 attention); capabilities are measured on the held-out probe sets by
 emergence/experiments/lm_probes.py. A trained variant (results and checkpoints) goes through
-the cell cache (stages/lm_train.py), keyed by its configuration and this module's import
-closure, which the cache's own code stays out of.
+the cell cache, keyed by its configuration and this module's import closure.
 """
 from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -21,8 +21,9 @@ import torch
 import xarray as xr
 
 from emergence.dependencies import module_code_version
+from emergence.experiments.cache import RECORDS, cached
 from emergence.experiments.runner import prepare_device, runs_on, train_seeds, training_dataset
-from emergence.io import write_netcdf
+from emergence.io import atomic_dir, write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
@@ -244,3 +245,17 @@ def variant_key(params: dict, size_name: str, pretraining: str | None) -> dict:
     return {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": section["sizes"][size_name],
             "train": section["train"], "pretraining": pretraining_of(section, pretraining),
             "name": size_name, "code": module_code_version(__name__), "runs_on": runs_on(section["train"])}
+
+
+def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
+    """Every variant of `variants` (from the cell cache where trained before) into
+    out_dir/<variant>/ (train.nc, checkpoints/); the folder replaced atomically."""
+    names = variants(params["language_model"])
+    with atomic_dir(out_dir) as tmp:
+        for name, (size, kind) in names.items():
+            def build(folder: Path, size: str = size, kind: str | None = kind) -> None:
+                train_size(params, size, folder, scratch, kind)
+
+            entry = cached(scratch, "language_model", variant_key(params, size, kind), build)
+            shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(*RECORDS))
+    return list(names)
