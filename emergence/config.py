@@ -1,7 +1,8 @@
 """Parameters: params.yaml merged with the active profile's overlay, loaded strictly into
 typed sections before any compute.
 
-Each section's dataclass lives beside the code that reads it (TrainArgs in train.py, the
+Reading and merging the YAML is emergence/params.py's; this module validates. Each
+section's dataclass lives beside the code that reads it (TrainArgs in train.py, the
 tasks' TaskArgs in their experiment modules, each sweep's args in its module, ...); `Params`
 below only composes them and states the rules that tie sections together. A bad value, an
 unknown key or a missing one raises ConfigError naming the dotted key and what is allowed
@@ -9,13 +10,10 @@ unknown key or a missing one raises ConfigError naming the dotted key and what i
 """
 from __future__ import annotations
 
-import copy
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from typing import Literal
 
 from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.architecture_sweep import ArchitectureSweepArgs
@@ -28,12 +26,12 @@ from emergence.experiments.run_statistics import AnalysisArgs
 from emergence.experiments.runner import BiasArgs
 from emergence.experiments.sparsity_sweep import SparsitySweepArgs
 from emergence.model import ModelArgs
+from emergence.params import PROFILES, REPO_ROOT, merged_params, set_profile
 from emergence.pythia import PythiaArgs
 from emergence.schema import ConfigError, load, number
 from emergence.train import TrainArgs
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-PROFILES = ("default", "smoke", "paper")
+STAMP = "params valid\n"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,91 +147,32 @@ def validate(params: dict) -> dict:
     return params
 
 
-def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(flatten(value, name + "."))
-        else:
-            out[name] = value
-    return out
-
-
-def deep_merge(base: dict, overlay: dict, where: str = "") -> dict:
-    merged = copy.deepcopy(base)
-    for key, value in overlay.items():
-        name = f"{where}{key}"
-        if isinstance(value, dict):
-            if not isinstance(merged.get(key, {}), dict):
-                raise ConfigError(f"{name}: profile gives a section where params.yaml has a value")
-            merged[key] = deep_merge(merged.get(key, {}), value, name + ".")
-        else:
-            merged[key] = value
-    return merged
-
-
-def _read_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: file not found") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    return data
-
-
 def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dict:
     """params.yaml deep-merged with profiles/<profile>.yaml, validated.
 
     `profile` overrides the file's `profile` key (used by tests and the bench)."""
-    root = Path(root)
-    base = _read_yaml(root / "params.yaml")
-    name = profile if profile is not None else base.get("profile", "default")
-    if name not in PROFILES:
-        raise ConfigError(f"profile: expected one of {', '.join(PROFILES)}, got {name!r}")
-    params = dict(base, profile=name)
-    overlay_path = root / "profiles" / f"{name}.yaml"
-    if name != "default" or overlay_path.exists():
-        overlay = _read_yaml(overlay_path)
-        if "profile" in overlay:
-            raise ConfigError(f"profiles/{name}.yaml: must not set `profile`")
-        params = deep_merge(params, overlay)
-    return validate(params)
+    return validate(merged_params(root, profile))
 
 
-def set_profile(name: str, root: Path | str = REPO_ROOT) -> None:
-    """Rewrite the `profile:` line of params.yaml in place, keeping every comment."""
-    if name not in PROFILES:
-        raise ConfigError(f"profile: expected one of {', '.join(PROFILES)}, got {name!r}")
-    path = Path(root) / "params.yaml"
-    lines = path.read_text().splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.startswith("profile:"):
-            comment = line[line.index("#"):] if "#" in line else ""
-            lines[i] = f"profile: {name}" + (f"  {comment}" if comment else "\n")
-            break
-    else:
-        raise ConfigError("params.yaml: no top-level `profile:` line to set")
-    text = "".join(lines)
-    if text != path.read_text():
-        tmp = path.with_suffix(".yaml.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+def write_stamp(path: Path) -> None:
+    """The validate_params stage's output: fixed bytes, so a change of params or schema that
+    still validates reruns only this stage (every other stage lists the stamp as a dep, which
+    orders validation first and leaves them alone while its bytes stay the same)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != STAMP:
+        path.write_text(STAMP)
 
 
-if __name__ == "__main__":  # python -m emergence.config [set-profile NAME | check]
+if __name__ == "__main__":  # python -m emergence.config [set-profile NAME | check [STAMP]]
     try:
         if len(sys.argv) == 3 and sys.argv[1] == "set-profile":
             set_profile(sys.argv[2])
             load_params()
-        elif len(sys.argv) == 2 and sys.argv[1] == "check":
+        elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
             print(f"params ok (profile {load_params()['profile']})")
+            if len(sys.argv) == 3:
+                write_stamp(Path(sys.argv[2]))
         else:
-            sys.exit("usage: python -m emergence.config [check | set-profile NAME]")
+            sys.exit("usage: python -m emergence.config [check [STAMP] | set-profile NAME]")
     except ConfigError as err:
         sys.exit(f"invalid parameters: {err}")

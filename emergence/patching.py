@@ -24,6 +24,11 @@ from emergence.hooks import Hook, override_pattern, pattern_name, record, scores
 STAGES = ("pattern", "scores")
 
 
+def head_label(layer: int, head: int) -> str:
+    """A head as the paper names it (L4H7: layer 4, head 7, both from 0)."""
+    return f"L{layer}H{head}"
+
+
 def hook_name(stage: str, layer: int) -> str:
     if stage == "pattern":
         return pattern_name(layer)

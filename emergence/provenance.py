@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 import emergence
-from emergence.config import REPO_ROOT
+from emergence.params import REPO_ROOT
 
 REPORTED_PACKAGES = ("torch", "numpy", "xarray", "netCDF4", "pandas", "scipy", "matplotlib", "seaborn",
                      "dvc", "papermill", "nbconvert", "jupytext", "pypandoc_binary", "typst")

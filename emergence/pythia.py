@@ -223,7 +223,7 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
             p_new[i, j] = float(pn)
             p_old[i, j] = float(pt.answer_probability(old(x), pos, answers).mean(1))
             recovery[i, j] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn)[0].numpy()
-            top_heads[i, j] = " ".join(f"{l}.{h}:{float(effects[l, h]):+.3f}" for l, h in ranking[:5])
+            top_heads[i, j] = " ".join(f"{pt.head_label(l, h)}:{float(effects[l, h]):+.3f}" for l, h in ranking[:5])
     return xr.Dataset(
         {**{k: (("size", "seed"), v) for k, v in out.items()},
          "p_old": (("size", "seed"), p_old), "p_new": (("size", "seed"), p_new),

@@ -86,8 +86,11 @@ def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> No
         typst.compile(str(typ), output=str(tmp), root=str(resource_dir))
 
 
-def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, work_dir: Path, title: str) -> dict:
-    """The pandoc + typst route. Returns {"html": [...], "pdf": path, "figures": {chapter: labels}}."""
+def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, work_dir: Path, title: str,
+                   appendix_markdown: str | None = None) -> dict:
+    """The pandoc + typst route: index.html, a page per chapter, appendix.html (when given) and
+    report.pdf (entry page, chapters, appendix). Returns {"html": [...], "pdf": path,
+    "figures": {chapter: labels}}."""
     work_dir.mkdir(parents=True, exist_ok=True)
     chapter_md, figures, titles = [], {}, []
     for nb in chapters:
@@ -103,22 +106,27 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
     # contents: the outline is placed by hand before the chapter list instead of pandoc's --toc.
     combined = index_markdown.replace("{{chapters}}", "\n".join(f"{i + 1}. {t}" for i, t in enumerate(titles)))
     combined = combined.replace("## Chapters", "```{=typst}\n#pagebreak()\n#outline(depth: 2)\n```\n\n## Chapters", 1)
-    for stem, chapter_title, body in chapter_md:
+    pages = chapter_md + ([("appendix", "Appendix", appendix_markdown)] if appendix_markdown is not None else [])
+    for stem, chapter_title, body in pages:
         combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
     with atomic_dir(out_dir) as tmp_out:
         html_page(index_markdown.replace("{{chapters}}", toc), tmp_out / "index.html", work_dir, title)
-        for stem, chapter_title, body in chapter_md:
+        for stem, chapter_title, body in pages:
             html_page("[← report index](index.html)\n\n" + body, tmp_out / f"{stem}.html", work_dir, chapter_title)
         pdf_document(combined, tmp_out / "report.pdf", work_dir, title)
     return {"html": sorted(p.name for p in out_dir.glob("*.html")), "pdf": "report.pdf", "figures": figures,
             "renderer": "pandoc+typst"}
 
 
-def render_quarto(report_dir: Path, build_dir: Path, index_markdown: str, out_dir: Path) -> dict:
-    """Quarto route: the executed notebooks plus index.qmd in one Quarto project."""
+def render_quarto(report_dir: Path, build_dir: Path, index_markdown: str, out_dir: Path,
+                  appendix_markdown: str | None = None) -> dict:
+    """Quarto route: the executed notebooks plus index.qmd (and appendix.qmd) in one Quarto project."""
     chapters = sorted(p.name for p in build_dir.glob("*.ipynb"))
     (build_dir / "index.qmd").write_text(index_markdown.replace(
         "{{chapters}}", "\n".join(f"{i + 1}. [{c[:-6]}]({c[:-6]}.html)" for i, c in enumerate(chapters))))
+    if appendix_markdown is not None:
+        (build_dir / "appendix.qmd").write_text("# Appendix\n\n" + appendix_markdown)
+        chapters.append("appendix.qmd")
     project = (report_dir / "_quarto.yml").read_text().replace("{{chapters}}", json.dumps(["index.qmd", *chapters]))
     (build_dir / "_quarto.yml").write_text(project)
     shutil.copy(CSS, build_dir / "report.css")

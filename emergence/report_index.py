@@ -1,5 +1,9 @@
-"""The report's entry page: the claims scorecard first, then provenance, stage timings, the diff
-against a base revision and the parameters."""
+"""The report's entry page and its appendix.
+
+The entry page leads with the findings: the claims scorecard, the scale of this run against
+the paper profile's, where the time went, what changed against the base revision, then the
+chapters. Provenance, every stage's time, the parameters, packages and hardware are the
+appendix (its own HTML page, the PDF's last pages)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,10 +14,12 @@ import pandas as pd
 import yaml
 
 import emergence
-from emergence.config import ConfigError, deep_merge, flatten, load_params
+from emergence.params import deep_merge, flatten, merged_params
+from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
 from emergence.scorecard import claim_evidence, read_scorecard
 from emergence.stage import pipeline_paths
+from emergence.tables import coloured, pipe_table
 
 METRICS_FILES = ("data/linear_map/metrics.json",)
 
@@ -88,19 +94,7 @@ def sha256_of(path: Path) -> str:
 
 
 def _md_table(df: pd.DataFrame) -> str:
-    if df.empty:
-        return "_(none)_"
-    return df.astype(str).to_markdown(index=False)
-
-
-def _pipe_table(df: pd.DataFrame, widths: list[int]) -> str:
-    """A pipe table whose columns get these relative widths in the PDF and HTML (pandoc sizes
-    wrapped columns by the length of each column's dashes), so no column is squeezed until
-    its words break."""
-    cell = lambda x: str(x).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines = ["| " + " | ".join(map(cell, df.columns)) + " |", "|" + "|".join(":" + "-" * w for w in widths) + "|"]
-    lines += ["| " + " | ".join(cell(x) for x in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
+    return pipe_table(df.astype(str)) if not df.empty else "_(none)_"
 
 
 def scorecard_markdown(scorecard: dict) -> str:
@@ -109,14 +103,14 @@ def scorecard_markdown(scorecard: dict) -> str:
     tally = ", ".join(f"**{n}** {v}" for v, n in scorecard["tally"].items() if n)
     table = pd.DataFrame([{
         "claim": r["claim"], "what the paper says": f"{r['statement']} (paper: {r['paper'] or 'no number'})",
-        "verdict": f"**{r['verdict']}**", "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]"
+        "verdict": coloured(r["verdict"], r["verdict"]), "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]"
                                                 f"({r['chapter']}.html#{r['figure']})"} for r in rows])
     return "\n\n".join([
         f"{len(rows)} claims and sub-claims, each decided by a pre-registered rule (emergence/verdicts.py, "
         f"thresholds in params.yaml `claims`, tests at α = {scorecard['alpha']}): {tally}. Intervals are at level "
         f"{1 - scorecard['alpha']:.0%}; q is the Benjamini-Hochberg adjustment across the scorecard's tests. The "
         "chapters give each rule's reason and the smallest effect it could detect here.",
-        _pipe_table(table, [17, 35, 16, 32])])
+        _md_table(table)])
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
@@ -130,13 +124,108 @@ def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["claim", f"at {rev}", "now"])
 
 
-def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -> str:
-    """Markdown of the entry page; `{{chapters}}` is left for the renderer's chapter list."""
-    params = load_params(root)
-    git = git_state(root)
-    flat = flatten(params)
+# (row label, dotted key or a function of the merged params): the settings that set this run's
+# scale, shown for this profile beside the paper profile's (the paper's values where it states them)
+def _profile_cells(section: dict, profile: str) -> int:
+    return sum(profile in cell["profiles"] for cell in section.values())
+
+
+def _sparsity_cells(grid: dict, profile: str) -> int:
+    return sum(len(row["sparsities"] if profile == "paper" else row.get(profile, [])) for row in grid.values())
+
+
+SCALE_ROWS = (
+    ("linear map: state size S, sparsity s", lambda p: f"{p['linear_map']['task']['state_size']}, "
+                                                       f"{p['linear_map']['task']['sparsity']}"),
+    ("linear map: d_model", "linear_map.model.d_model"),
+    ("linear map: steps x seeds", lambda p: f"{p['linear_map']['train']['steps']:,} x {p['linear_map']['train']['n_seeds']}"),
+    ("sparsity sweep: (S, s) cells, steps", lambda p: f"{_sparsity_cells(p['sweeps']['sparsity']['grid'], p['profile'])}, "
+                                                      f"{p['sweeps']['sparsity']['steps']:,}"),
+    ("heads, width, depth (linear map): cells", lambda p: _profile_cells(p["sweeps"]["architecture"]["cells"], p["profile"])),
+    ("automata: rules in the pool", "cellular_automata.task.n_rules"),
+    ("automata: layers", "cellular_automata.model.n_layer"),
+    ("automata: state sizes, steps", lambda p: f"{', '.join(map(str, p['sweeps']['ca_state_size']['state_sizes']))}; "
+                                               f"{p['sweeps']['ca_state_size']['steps']:,}"),
+    ("sequence mixers compared", lambda p: _profile_cells(p["sweeps"]["mixers"]["architectures"], p["profile"])),
+    ("language models: sizes, steps x seeds", lambda p: f"{len(p['language_model']['sizes'])}, "
+                                                        f"{p['language_model']['train']['steps']:,} x "
+                                                        f"{p['language_model']['train']['n_seeds']}"),
+    ("Pythia checkpoints probed", lambda p: "yes" if p["pythia"]["enabled"] else "no"),
+)
+
+
+def _scale_value(params: dict, how) -> str:
+    if callable(how):
+        return str(how(params))
+    node = params
+    for part in how.split("."):
+        node = node[part]
+    return f"{node:,}" if isinstance(node, int) and not isinstance(node, bool) else str(node)
+
+
+def scale_table(params: dict, paper: dict) -> pd.DataFrame:
+    """This run's scale beside the paper profile's, computed from both merged params."""
+    return pd.DataFrame([(label, _scale_value(params, how), _scale_value(paper, how)) for label, how in SCALE_ROWS],
+                        columns=["setting", f"this run ({params['profile']})", "paper profile"])
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
+
+
+def time_summary(timings: pd.DataFrame, top: int = 5) -> str:
+    """Total wall time of this run, its cold cost (every cached cell at its recorded build
+    time) and the stages that cost most; the full table is in the appendix."""
+    if timings.empty:
+        return "No stage timings recorded."
+    stages, total = timings.iloc[:-1], timings.iloc[-1]
+    text = f"This run's stages took **{_minutes(total['seconds'])}**"
+    if total["cold seconds"] != "n/a":
+        text += (f"; from an empty cell cache they would take about **{_minutes(total['cold seconds'])}** "
+                 f"({int(total['cells reused'])} cells came from the cache, {int(total['cells built'])} were trained)")
+        ranked = stages.assign(cost=stages["cold seconds"].astype(float)).sort_values("cost", ascending=False).head(top)
+        text += ". Largest: " + ", ".join(f"{r.stage} {_minutes(r.cost)}" for r in ranked.itertuples()) + "."
+    else:
+        text += " (some cached cells predate the build-time record, so the cold cost is not known)."
+    return text + " Every stage's time is in the [appendix](appendix.html)."
+
+
+def _changes(root: Path, base_rev: str, flat: dict, scorecard: dict) -> list[str]:
     base = params_at_rev(base_rev, root)
-    base_commit = git_show(base_rev, "", root) is not None
+    if base is None or git_show(base_rev, "", root) is None:
+        return [f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare."]
+    return ["Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
+            "Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
+            "Summary metrics (`dvc metrics diff` gives the same from the command line):",
+            _md_table(metrics_diff(root, base_rev))]
+
+
+def index_markdown(root: Path, base_rev: str) -> str:
+    """Markdown of the entry page; `{{chapters}}` is left for the renderer's chapter list."""
+    params = merged_params(root)  # validated by the stage that renders this page
+    scorecard = read_scorecard(root / pipeline_paths(root)["scorecard"])
+    parts = [
+        "This report regenerates the experiments of *Emergent Capabilities Arise Randomly from Learning "
+        "Sparse Attention Patterns* (Baherwani et al., arXiv 2606.25010) from code. Every number and "
+        "verdict below is computed from the pipeline's result files.",
+        "## What was reproduced", scorecard_markdown(scorecard),
+        "## Scale of this run",
+        f"Profile **{params['profile']}**, beside the paper profile (profiles/paper.yaml: the paper's settings where "
+        "it states them). Verdicts at a smaller scale say so in their reasons.",
+        _md_table(scale_table(params, merged_params(root, profile="paper"))),
+        "## Time", time_summary(stage_timings(root)),
+        f"## Changes against `{base_rev}`", *_changes(root, base_rev, flatten(params), scorecard),
+        "## Chapters", "{{chapters}}",
+        "The whole report as one PDF: [report.pdf](report.pdf). Provenance, parameters, packages and hardware: "
+        "[appendix](appendix.html).",
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def appendix_markdown(root: Path, renderer: str, rendered_at: str) -> str:
+    """The appendix: provenance, every stage's time, every parameter, packages, hardware."""
+    params = merged_params(root)
+    git = git_state(root)
     prov = pd.DataFrame([
         ("git commit", f"`{git['commit']}`"),
         ("source tree dirty", ("yes: " + ", ".join(f"`{f.strip()}`" for f in git["dirty_files"][:8]))
@@ -151,29 +240,15 @@ def index_markdown(root: Path, base_rev: str, renderer: str, rendered_at: str) -
         ("renderer", renderer),
         ("rendered at", rendered_at),
     ], columns=["", "value"])
-    hw = hardware()
-    scorecard = read_scorecard(root / pipeline_paths(root)["scorecard"])
     parts = [
-        "This report regenerates the experiments of *Emergent Capabilities Arise Randomly from Learning "
-        "Sparse Attention Patterns* (Baherwani et al., arXiv 2606.25010) from code. Every number and "
-        "verdict below is computed from the pipeline's result files.",
-        "## What was reproduced", scorecard_markdown(scorecard),
-        "## Chapters", "{{chapters}}",
         "## Provenance", _md_table(prov),
-        "## Time per stage", _md_table(stage_timings(root)),
-        f"## Changes against `{base_rev}`",
-    ]
-    if base is None or not base_commit:
-        parts.append(f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare.")
-    else:
-        parts += ["Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
-                  "Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
-                  "Summary metrics (`dvc metrics diff` gives the same from the command line):",
-                  _md_table(metrics_diff(root, base_rev))]
-    parts += [
-        "## Parameters of this run", _md_table(pd.DataFrame(sorted(flat.items()), columns=["parameter", "value"])),
+        "## Time per stage",
+        "Seconds of this run; cold seconds add what each cell taken from the cache took to build.",
+        _md_table(stage_timings(root)),
+        "## Parameters of this run",
+        _md_table(pd.DataFrame(sorted(flatten(params).items()), columns=["parameter", "value"])),
         "## Software and hardware",
         _md_table(pd.DataFrame(sorted(package_versions().items()), columns=["package", "version"])),
-        _md_table(pd.DataFrame(sorted((k, str(v)) for k, v in hw.items()), columns=["hardware", "value"])),
+        _md_table(pd.DataFrame(sorted((k, str(v)) for k, v in hardware().items()), columns=["hardware", "value"])),
     ]
     return "\n\n".join(parts) + "\n"

@@ -15,6 +15,7 @@ from emergence.io import read_netcdf
 from emergence import scorecard
 from emergence.scorecard import claim_evidence
 from emergence.stage import pipeline_paths
+from emergence.tables import coloured, pipe_table
 
 
 def setup_style() -> None:
@@ -52,8 +53,9 @@ def md(text: str) -> Markdown:
 
 
 def table(df: pd.DataFrame, index: bool = True, floatfmt: str = ".3g") -> Markdown:
-    """A pipe table (survives into both HTML and the typst PDF)."""
-    return Markdown(df.to_markdown(index=index, floatfmt=floatfmt))
+    """A pipe table (survives into both HTML and the typst PDF), its columns sized so that no
+    word runs into the next (emergence/tables.py)."""
+    return Markdown(pipe_table(df, index=index, floatfmt=floatfmt))
 
 
 
@@ -70,7 +72,9 @@ def claims_section(chapter: str) -> Markdown:
         return Markdown("No claim of this chapter is tested on this profile.")
     blocks = []
     for r in rows:
-        blocks.append(f"**Claim {r['claim']}: {r['verdict']}.** {r['statement'][:1].upper()}{r['statement'][1:]}.\n\n"
+        head = coloured(f"Claim {r['claim']}: {r['verdict']}.", r["verdict"])
+        blocks.append(f"{head} "
+                      f"{r['statement'][:1].upper()}{r['statement'][1:]}.\n\n"
                       f"- Paper: {r['paper'] or 'no number given'}\n"
                       f"- Here: {claim_evidence(r)}\n"
                       f"- Why: {r['reason']}\n"

@@ -4,7 +4,11 @@
         ...  # params holds only the sections dvc.yaml declares for this stage
 
 Parameters are validated (whole file, selected profile merged) before the body runs, so a
-bad value stops the stage with a message naming the key and nothing is written. The
+bad value stops the stage with a message naming the key and nothing is written. The schema
+is imported by name at run time, not at module level: validation decides whether a stage
+runs, never what it computes, so it stays out of the stage's import closure (its DVC deps);
+dvc.yaml's first stage, validate_params, reruns whenever params or a schema change and
+stops `dvc repro` before any other stage. The
 stage's wall time (and what its cached cells cost to build: the stage's cold cost) goes to
 data/timings/<stage>.json, which no stage declares: a rerun that
 reproduces the results leaves dvc.lock unchanged (the entry page reads the timings).
@@ -12,6 +16,7 @@ Output paths come on the command line from dvc.yaml's `paths` (written once ther
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from contextlib import contextmanager
@@ -21,7 +26,8 @@ from typing import Iterator
 import yaml
 
 from emergence.allocator import keep_freed_memory
-from emergence.config import REPO_ROOT, ConfigError, load_params
+from emergence.params import REPO_ROOT, merged_params
+from emergence.schema import ConfigError
 from emergence.experiments.cache import usage
 from emergence.io import write_json
 
@@ -60,7 +66,7 @@ def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) 
 
 def stage_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> dict:
     """The validated, profile-merged params restricted to the keys `stage` declares in dvc.yaml."""
-    full = load_params(root)
+    full = importlib.import_module("emergence.config").validate(merged_params(root))
     out: dict = {}
     for dotted in declared_params(stage, root, key):
         node, target = full, out

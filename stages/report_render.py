@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from emergence import render
-from emergence.report_index import index_markdown
+from emergence.report_index import appendix_markdown, index_markdown
 from emergence.stage import stage_run
 
 REPORT = Path("report")
@@ -23,11 +23,13 @@ if __name__ == "__main__":
         use_quarto = render.quarto_available() and os.environ.get("EMERGENCE_RENDERER") != "pandoc"
         renderer = "quarto" if use_quarto else "pandoc + typst (offline)"
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        index = index_markdown(Path.cwd(), params["report"]["base_rev"], renderer, now)
+        index = index_markdown(Path.cwd(), params["report"]["base_rev"])
+        appendix = appendix_markdown(Path.cwd(), renderer, now)
         if use_quarto:
-            info = render.render_quarto(REPORT, build, index, output)
+            info = render.render_quarto(REPORT, build, index, output, appendix)
         else:
-            info = render.render_offline(sorted(build.glob("*.ipynb")), index, output, REPORT / "_build_md", TITLE)
+            info = render.render_offline(sorted(build.glob("*.ipynb")), index, output, REPORT / "_build_md", TITLE,
+                                         appendix)
         (output / "manifest.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
         print(f"report: {(output / 'index.html').resolve()}")
         if (output / "report.pdf").exists():

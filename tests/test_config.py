@@ -14,7 +14,7 @@ def write_params(tmp_path: Path, mutate) -> Path:
     params = yaml.safe_load((REPO_ROOT / "params.yaml").read_text())
     mutate(params)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    shutil.copytree(REPO_ROOT / "profiles", tmp_path / "profiles")
+    shutil.copytree(REPO_ROOT / "profiles", tmp_path / "profiles", dirs_exist_ok=True)
     shutil.copy(REPO_ROOT / "dvc.yaml", tmp_path / "dvc.yaml")
     return tmp_path
 
@@ -96,3 +96,28 @@ def test_set_profile_keeps_comments(tmp_path):
     assert (tmp_path / "params.yaml").read_text() == "# top comment\nprofile: smoke  # which overlay\nx: 1\n"
     with pytest.raises(ConfigError, match="profile"):
         set_profile("nope", tmp_path)
+
+
+def test_stage_stops_on_a_bad_value_in_a_section_it_does_not_read(tmp_path):
+    root = write_params(tmp_path, lambda p: p["language_model"]["train"].update(lr=float("nan")))
+    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
+    shutil.copytree(REPO_ROOT / "stages", tmp_path / "stages")
+    out = subprocess.run([sys.executable, "-m", "stages.linear_map_data", "data/linear_map/task.nc"], cwd=root,
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "language_model.train.lr" in out.stderr
+    assert not (root / "data").exists()
+
+
+def test_validation_stamp_keeps_its_bytes_and_is_not_written_for_bad_params(tmp_path):
+    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
+    check = lambda: subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/ok.txt"],  # noqa: E731
+                                   cwd=tmp_path, capture_output=True, text=True)
+    write_params(tmp_path, lambda p: None)
+    assert check().returncode == 0
+    first = (tmp_path / "data" / "ok.txt").read_bytes()
+    write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=0.002))  # another valid value
+    assert check().returncode == 0 and (tmp_path / "data" / "ok.txt").read_bytes() == first
+    (tmp_path / "data" / "ok.txt").unlink()
+    write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=-1.0))
+    out = check()
+    assert out.returncode != 0 and "linear_map.train.lr" in out.stderr and not (tmp_path / "data" / "ok.txt").exists()

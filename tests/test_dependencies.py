@@ -71,7 +71,8 @@ def package_copy(tmp_path):
 
 @pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/experiments/run_statistics.py",
                                     "emergence/analysis.py", "emergence/config.py", "emergence/report_index.py",
-                                    "stages/report_render.py"])
+                                    "stages/report_render.py", "emergence/params.py", "emergence/stage.py",
+                                    "emergence/experiments/cache.py"])
 def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_copy, edited):
     params = load_params()
     before = _keys(package_copy, params)
@@ -95,3 +96,55 @@ def test_stages_depend_on_the_active_overlay_only():
         assert "profiles/${profile}.yaml" in body["deps"], name
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]  # `- path: {options}`
         assert not any(o.startswith("data/timings") for o in outs), name
+
+
+def test_only_validation_depends_on_every_schema():
+    """The schemas (config.py and what it composes) are validate_params' deps; every other stage
+    depends on the code that computes its results and on validation's fixed-bytes stamp, so an
+    edit to the language model's code reruns no synthetic-task stage."""
+    expected = deps.expected_deps()
+    assert "emergence/config.py" in expected["validate_params"]
+    for name, files in expected.items():
+        if name != "validate_params":
+            assert "emergence/config.py" not in files, name
+    for name in ("linear_map_train", "sweep_sparsity", "sweep_ca_state_size", "sweep_architecture"):
+        assert not {"emergence/experiments/language_model.py", "emergence/tasks/corpus.py",
+                    "emergence/verdicts.py", "emergence/patching.py"} & set(expected[name]), name
+    dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
+    for name, body in dvc["stages"].items():
+        body = body.get("do", body)
+        assert ("${paths.params_check}" in body["deps"]) == (name != "validate_params"), name
+
+
+def test_training_keys_leave_out_the_stage_glue():
+    """A model's code version is its training module's closure: editing the stage helper, the
+    params reader or the validation retrains nothing."""
+    lm = deps.module_closure("emergence.experiments.language_model")
+    task = deps.closure([deps.module_path("emergence.experiments.runner"),
+                         deps.module_path("emergence.experiments.linear_map")])
+    for files in (lm, task):
+        assert not {"emergence/stage.py", "emergence/params.py", "emergence/config.py"} & set(files)
+    assert "emergence/experiments/cache.py" not in task
+    assert "emergence/tasks/corpus.py" in lm and "emergence/train.py" in lm
+
+
+def test_cells_meant_to_be_shared_train_once():
+    """The same model on the same task and budget in two sweeps is one cache entry, as each stage
+    sees its params (a key a stage forgets to declare would give it a different cell)."""
+    from emergence.stage import stage_params
+
+    from emergence.io import config_hash
+
+    key = lambda c: config_hash(cells.cell_key(c))  # noqa: E731
+    by_name = lambda files, name: next(c for f in files if f.name == name for c in f.cells)  # noqa: E731
+    state = by_name(ca_files(stage_params("sweep_ca_state_size")), "S0008")  # its c = 0 cell comes first
+    automata = by_name(architecture_files(stage_params("sweep_ca_architecture"), "ca_architecture"), "H4_dh16_L2")
+    mixer = dict(mixer_cells(stage_params("sweep_mixers")))
+    transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
+    assert state["cellular_automata"]["bias"]["strength"] == 0.0
+    assert key(state) == key(automata) == key(transformer)
+    grid = stage_params("sweep_sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
+    sparsity = next(c for c in row_file(stage_params("sweep_sparsity", key="S08"), "S08", grid).cells
+                    if c["linear_map"]["task"]["sparsity"] == 2)
+    linear = by_name(architecture_files(stage_params("sweep_architecture")), "H8_dh8_L1")
+    assert key(sparsity) == key(linear)

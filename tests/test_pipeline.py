@@ -71,6 +71,12 @@ def test_report_exists_with_every_figure(smoke_repo):
         assert "Traceback" not in html
 
 
+def test_no_page_of_the_pdf_has_overlapping_text(smoke_repo):
+    from emergence.pdf_layout import overlapping_text
+
+    assert overlapping_text(smoke_repo / "report" / "_output" / "report.pdf") == {}
+
+
 def test_mixer_chapter_shows_the_models_table(smoke_repo):
     html = (smoke_repo / "report" / "_output" / "07_mixers.html").read_text()
     table = html[html.find("Models and parameter counts"):html.find("Learning curves")]
@@ -85,12 +91,16 @@ def test_html_has_no_external_url(smoke_repo):
         assert not hits, f"{page.name} loads external resources: {hits[:3]}"
 
 
-def test_entry_page_shows_provenance(smoke_repo):
-    html = (smoke_repo / "report" / "_output" / "index.html").read_text()
+def test_appendix_shows_provenance_and_the_entry_page_links_it(smoke_repo):
+    out = smoke_repo / "report" / "_output"
+    html = (out / "appendix.html").read_text()
     commit = sh(["git", "rev-parse", "HEAD"], smoke_repo).stdout.strip()
     assert commit in html
-    for needle in ("smoke", "dvc.lock", "linear_map_train", "torch"):
+    for needle in ("smoke", "dvc.lock", "linear_map_train", "torch", "cold seconds"):
         assert needle in html
+    index = (out / "index.html").read_text()
+    assert 'href="appendix.html"' in index and 'href="report.pdf"' in index
+    assert "paper profile" in index and "min" in index.split('id="time"')[1][:2000]
 
 
 def test_metrics_and_results_written(smoke_repo):
@@ -118,7 +128,10 @@ def test_noop_and_report_only_change(smoke_repo):
     assert "up to date" in sh(["dvc", "status"], smoke_repo).stdout
     params = smoke_repo / "params.yaml"
     original = _edit(params, "max_figure_seeds: 16", "max_figure_seeds: 15")
-    try:  # only the notebooks read it (the renderer reruns after them because their outputs change)
+    try:  # only the notebooks read it (the renderer reruns after them because their outputs change);
+        # validation reruns on every params edit and writes the same stamp, so it frees nothing else
+        assert _changed(smoke_repo) == {"validate_params", "report_notebooks"}
+        sh(["dvc", "repro", "validate_params"], smoke_repo)
         assert _changed(smoke_repo) == {"report_notebooks"}
     finally:
         params.write_text(original)
@@ -156,7 +169,9 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
         return re.sub(r"\s+", " ", (smoke_repo / "report" / "_output" / name).read_text()).replace("&#39;", "'")
 
     index = page("index.html")
-    assert 0 < index.find('<h2 id="what-was-reproduced"') < index.find('<h2 id="provenance"')
+    assert 0 < index.find('<h2 id="what-was-reproduced"') < index.find('<h2 id="scale-of-this-run"') \
+        < index.find('<h2 id="time"') < index.find('<h2 id="chapters"')
+    assert "provenance" not in index.split('id="chapters"')[0].lower()  # provenance is the appendix's
     for r in rows:
         assert r["statement"].split(" (")[0][:40] in index
     for chapter in {r["chapter"] for r in rows}:
@@ -174,7 +189,7 @@ def test_a_claims_threshold_reruns_only_the_scorecard_and_the_report(smoke_repo)
     before = _changed(smoke_repo)  # whatever earlier tests left changed
     original = _edit(params, "most_of_gap: 0.5 ", "most_of_gap: 0.6 ")
     try:  # only the scorecard reads it; the report follows from the scorecard's new output
-        assert _changed(smoke_repo) - before == {"claims_scorecard"} - before
+        assert _changed(smoke_repo) - before == {"validate_params", "claims_scorecard"} - before
         assert "claims_scorecard" in _changed(smoke_repo)
     finally:
         params.write_text(original)
@@ -201,7 +216,7 @@ def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
     try:  # up to the report's inputs: the report after them is the same two stages as any other change's
         out = sh(["dvc", "repro", "claims_scorecard", "sweep_precision_summary"], smoke_repo)
         ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
-        assert ran == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
+        assert ran == {"validate_params", "linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
                        "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary",
                        "claims_scorecard"}, ran
         assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar

@@ -90,3 +90,72 @@ def test_stage_timings_add_the_reused_cells_build_time(tmp_path):
     (timings / "d.json").write_text(json.dumps({"stage": "d", "seconds": 1.0, "cells_reused": 2,
                                                 "reused_build_seconds": None}))  # entries older than the record
     assert stage_timings(tmp_path)["cold seconds"].tolist()[-2:] == ["n/a", "n/a"]
+
+
+def test_scale_table_sets_each_profile_beside_the_paper_profile():
+    from emergence.params import merged_params
+    from emergence.report_index import scale_table
+
+    df = scale_table(merged_params(profile="default"), merged_params(profile="paper"))
+    rows = dict(zip(df["setting"], zip(df["this run (default)"], df["paper profile"])))
+    assert rows["linear map: d_model"] == ("64", "128")
+    assert rows["automata: rules in the pool"] == ("4", "256")
+    assert rows["Pythia checkpoints probed"][0] == "no"
+
+
+def test_time_summary_names_the_total_the_cold_cost_and_the_largest_stages(tmp_path):
+    from emergence.report_index import time_summary
+
+    timings = tmp_path / "data" / "timings"
+    timings.mkdir(parents=True)
+    for name, seconds, reused in (("a", 6.0, 594.0), ("b", 120.0, 0.0), ("c", 1.0, 0.0)):
+        (timings / f"{name}.json").write_text(json.dumps({"stage": name, "seconds": seconds, "cells_built": 0,
+                                                          "cells_reused": int(reused > 0),
+                                                          "reused_build_seconds": reused}))
+    text = time_summary(stage_timings(tmp_path), top=2)
+    assert "2.1 min" in text and "12.0 min" in text and "Largest: a 10.0 min, b 2.0 min." in text
+
+
+def test_overlap_check_finds_text_laid_over_text(tmp_path):
+    import typst
+
+    from emergence.pdf_layout import overlapping_text
+
+    for name, source in (("clean", "A paragraph of ordinary text.\n\n#table(columns: 2, [alpha], [beta])\n"),
+                         ("over", "#place(top + left)[Overlapping words]\n#place(top + left, dx: 6pt)[Overlapping words]\n")):
+        (tmp_path / f"{name}.typ").write_text(source)
+        typst.compile(str(tmp_path / f"{name}.typ"), output=str(tmp_path / f"{name}.pdf"))
+    assert overlapping_text(tmp_path / "clean.pdf") == {}
+    assert list(overlapping_text(tmp_path / "over.pdf")) == [1]
+
+
+def test_tables_keep_long_words_inside_their_columns(tmp_path):
+    """A parameters-like table (long dotted names, long values): laid out by the default widths it
+    overlaps in the PDF; by pipe_table's it does not."""
+    import pandas as pd
+
+    from emergence.pdf_layout import overlapping_text
+    from emergence.tables import ZWSP, column_widths, pipe_table
+
+    df = pd.DataFrame({"parameter": [f"sweeps.ca_architecture.cells.H{h}_dh16_L2.profiles" for h in range(1, 9)],
+                       "value": ["['smoke', 'default', 'paper'] and a longer note " * 2] * 8,
+                       "n": list(range(8))})
+    assert column_widths([["capability", "ioi"], ["x" * 200]])[0] >= len("capability") + 1
+    assert ZWSP in pipe_table(df)
+    for name, md in (("default", df.to_markdown(index=False)), ("fitted", pipe_table(df))):
+        render.pdf_document(md, tmp_path / f"{name}.pdf", tmp_path, "T")
+    assert overlapping_text(tmp_path / "default.pdf")
+    assert overlapping_text(tmp_path / "fitted.pdf") == {}
+
+
+def test_verdicts_carry_one_colour_into_html_and_pdf(tmp_path):
+    from pdfminer.high_level import extract_text
+
+    from emergence.tables import VERDICT_COLOURS, coloured, visible
+
+    text = coloured("Claim 8 (gated_deltanet): not reproduced.", "not reproduced")
+    assert visible(text) == "Claim 8 (gated_deltanet): not reproduced."
+    render.html_page(text, tmp_path / "v.html", tmp_path, "T")
+    assert f'<b style="color:{VERDICT_COLOURS["not reproduced"]}">Claim 8' in (tmp_path / "v.html").read_text()
+    render.pdf_document(text, tmp_path / "v.pdf", tmp_path, "T")
+    assert extract_text(str(tmp_path / "v.pdf")).count("gated_deltanet") == 1  # once, as typst, escaped right

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from emergence.paper_reference import load_figures, sparsity_output_loss
 from emergence.survival import km_median
 from emergence.reporting import claims_section, fmt_step, load, md, setup_style, table
 
@@ -48,10 +49,17 @@ else:
 
 # %%
 #| label: fig-sparsity-loss
-#| fig-cap: "Final loss on x_1 against density s/S, one colour per state size; dots are seeds, lines the median over seeds. Dotted: chance (ln 2)."
+#| fig-cap: "Final loss on x_1 against density s/S, one colour per state size; dots are seeds, lines the median over seeds. Crosses (bars: the range read off the figure): the paper's final loss at 10^4 steps (blog Fig 4-left, data/paper/figures.yaml) at every s it shows, converted from its loss over all of x_0 x_1 to the loss on x_1 (emergence/paper_reference.py); ours is at this run's budget. Dotted: chance (ln 2)."
 fig, ax = plt.subplots(figsize=(7, 4))
+paper = load_figures()
 if cells is not None:
     for S in sizes:
+        ref = sparsity_output_loss(paper, S)
+        if ref:
+            s_ref = np.array(sorted(ref))
+            lo, hi = np.array([ref[s][0] for s in s_ref]), np.array([ref[s][1] for s in s_ref])
+            ax.errorbar(s_ref / S, (lo + hi) / 2, yerr=(hi - lo) / 2, fmt="x", color=colors[S], ms=5, lw=0.8,
+                        alpha=0.8, label=f"paper, S = {S}")
         c = cells.where(cells["state_size"] == S, drop=True)
         order = np.argsort(c["density"].values)
         d = c["density"].values[order]

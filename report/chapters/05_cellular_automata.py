@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from emergence.paper_reference import load_figures
 from emergence.survival import bootstrap_km_median, km_median
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
@@ -93,8 +94,13 @@ fig.tight_layout()
 
 # %%
 #| label: fig-ca-plateau
-#| fig-cap: "Plateau end against state size S with and without the bias: dots are seeds, open triangles seeds censored at the budget (never left the plateau), lines the Kaplan-Meier medians (drawn at the budget when the median is not reached)."
+#| fig-cap: "Plateau end against state size S with and without the bias: dots are seeds, open triangles seeds censored at the budget (never left the plateau), lines the Kaplan-Meier medians (drawn at the budget when the median is not reached). Grey crosses and dashed lines: the paper's plateau lengths over S = 4..512 (blog Fig 4-right, data/paper/figures.yaml; 256 rules, 4 layers, 10^4 steps, plateau read off its loss curves), with the bias (lower) and without; ours uses this run's rule count, depth and budget."
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
+paper = load_figures()["ca_plateau"]
+for key, style in (("standard", "--"), ("with_bias", ":")):
+    ref = {int(S): v for S, v in paper[key].items() if v is not None}
+    ax.plot(sorted(ref), [ref[S] for S in sorted(ref)], "x" + style, color="0.45", lw=1, ms=5,
+            label=f"paper, {'no bias' if key == 'standard' else 'with bias'}")
 for c in strengths:
     xs, meds = [], []
     for S in sizes:
@@ -110,12 +116,20 @@ for c in strengths:
         meds.append(budget if np.isinf(m) else m)
     ax.plot(xs, meds, "-", color=colors[c], lw=2, label=f"c = {fmt(c)}")
 ax.set_xscale("log", base=2)
+ax.set_yscale("log")
 ax.set_xlabel("state size S")
 ax.set_ylabel("plateau end (step)")
 ax.legend()
 fig.tight_layout()
 
 # %%
+def _paper_plateau(S, c):
+    """The paper's plateau at this S (with the bias when c > 0; its bias size is not known);
+    inf where it never left within 10^4 steps, nan where the figure has no such S."""
+    row = paper["with_bias" if c > 0 else "standard"]
+    return np.nan if S not in row else (np.inf if row[S] is None else float(row[S]))
+
+
 rows = []
 for S in sizes:
     for c in strengths:
@@ -127,6 +141,7 @@ for S in sizes:
                      "seeds leaving the plateau": f"{int((~cen).sum())}/{len(t)}",
                      "KM median plateau end": fmt_step(km_median(t, cen)),
                      f"{1 - alpha:.0%} bootstrap interval": f"{fmt_step(lo)} to {fmt_step(hi)}",
+                     "paper (Fig 4-right)": fmt_step(_paper_plateau(S, c)),
                      "seeds solved": f"{int((sm['solved_censored'].values[i] == 0).sum())}/{len(t)}",
                      "median final accuracy": float(np.nanmedian(sm["final_accuracy"].values[i]))})
 table(pd.DataFrame(rows), index=False)

@@ -31,6 +31,7 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
+from emergence.patching import head_label
 from emergence.survival import km_median, km_survival
 from emergence.scorecard import lm_jump_ratio
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, setup_style, table
@@ -205,8 +206,10 @@ if example is not None:
     size, cap, k = example
     ds = patch[size]
     i = caps.index(cap)
-    sns.heatmap(ds["delta_p"].values[i, k], ax=axes[0], cmap="rocket_r", annot=ds.sizes["head"] <= 8, fmt=".2f",
-                cbar_kws={"label": "Δp"})
+    n_layer, n_head = ds.sizes["layer"], ds.sizes["head"]
+    sns.heatmap(ds["delta_p"].values[i, k], ax=axes[0], cmap="rocket_r", annot=n_head <= 8, fmt=".2f",
+                annot_kws={"size": 7}, cbar_kws={"label": "Δp"},
+                xticklabels=[f"H{h}" for h in range(n_head)], yticklabels=[f"L{l}" for l in range(n_layer)])
     axes[0].set_xlabel("head")
     axes[0].set_ylabel("layer")
     pc = pr["probe_p_correct"].sel(size=size, capability=cap).values[k]
@@ -244,13 +247,13 @@ if runs:
         top = top_head(size, cap, k)
         rows.append({"size": size, "capability": cap, "seed": int(ds["seed"].values[k]),
                      "p old → new": f"{fmt(float(ds['p_old'].values[i, k]))} → {fmt(float(ds['p_new'].values[i, k]))}",
-                     "top head (layer.head)": f"{top[0]}.{top[1]}", "its Δp": float(e[top]),
+                     "top head": head_label(*top), "its Δp": float(e[top]),
                      "reverse Δp (old into new)": float(ds["reverse_delta_p"].values[i, k][top]),
                      "previous-token score": float(ds["previous_token_score"].values[i, k][top]),
                      "induction score": float(ds["induction_score"].values[i, k][top]),
                      "entropy old → new": f"{fmt(float(ds['entropy_old'].values[i, k][top]))} → "
                                           f"{fmt(float(ds['entropy_new'].values[i, k][top]))}"})
-    display(table(pd.DataFrame(rows).head(40), index=False))
+    display(table(pd.DataFrame(rows), index=False))
 
 # %% [markdown]
 # ## Real Pythia checkpoints
