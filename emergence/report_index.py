@@ -70,20 +70,37 @@ def _short(x):
     return "n/a" if x is None else x
 
 
+def _cold_total(timings: list[dict]) -> float | None:
+    """The whole pipeline from an empty cell cache: every stage's time besides training, plus
+    each cell once at its recorded build time (stages share cells); None where unknown."""
+    entries: dict[str, float | None] = {}
+    overhead = 0.0
+    for t in timings:
+        if t.get("cells_reused") and "entries" not in t and t.get("reused_build_seconds") is None:
+            return None
+        overhead += t["seconds"] - t.get("built_seconds", 0.0)
+        entries.update(t.get("entries", {}))
+        if t.get("cells_reused") and "entries" not in t:  # a record without per-entry seconds
+            overhead += t["reused_build_seconds"] + t.get("built_seconds", 0.0)
+    if any(s is None for s in entries.values()):
+        return None
+    return round(overhead + sum(entries.values()), 1)
+
+
 def stage_timings(root: Path) -> pd.DataFrame:
     """Each stage's wall time in this run, and its cold cost: the wall time plus what the cells it
     took from the cache took to build (n/a where an entry predates the build record)."""
-    rows = []
+    rows, timings = [], []
     for f in sorted((root / "data" / "timings").glob("*.json")):
         t = json.loads(f.read_text())
+        timings.append(t)
         reused = t.get("reused_build_seconds", 0.0 if not t.get("cells_reused") else None)
         cold = None if reused is None else round(t["seconds"] + reused, 1)
         rows.append((t["stage"], t.get("profile"), t["seconds"], t.get("cells_built", 0), t.get("cells_reused", 0), cold))
     df = pd.DataFrame(rows, columns=["stage", "profile", "seconds", "cells built", "cells reused", "cold seconds"])
     if not df.empty:
-        cold = df["cold seconds"]
         total = ("total", "", round(float(df["seconds"].sum()), 1), int(df["cells built"].sum()),
-                 int(df["cells reused"].sum()), round(float(cold.sum()), 1) if cold.notna().all() else None)
+                 int(df["cells reused"].sum()), _cold_total(timings))
         df.loc[len(df)] = total
     df["cold seconds"] = df["cold seconds"].astype(object).where(df["cold seconds"].notna(), "n/a")
     return df

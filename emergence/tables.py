@@ -18,8 +18,11 @@ import re
 import numpy as np
 import pandas as pd
 
-TEXT_WIDTH = 86    # characters of 10 pt text across the PDF's text width (A4, 2 cm margins), less cell insets
+TEXT_WIDTH = 92    # characters of 10 pt text across the PDF's text width (A4, 2 cm margins)
+INSET = 3          # characters a cell's insets take (typst: 5 pt each side)
 BREAK_AFTER = 16   # identifiers longer than this get break opportunities after . _ / + , =
+BREAK_TIGHT = 6    # ... and longer than this, where a table's columns cannot fit otherwise
+MIN_SCALE = 0.7    # a table that still does not fit is set in smaller type, down to 7 pt
 ZWSP = "\u200b"
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _RAW = re.compile(r"`([^`]*)`\{=(\w+)\}")  # pandoc raw inline: `...`{=html}, `...`{=typst}
@@ -46,25 +49,25 @@ def visible(text: str) -> str:
     return _LINK.sub(r"\1", text).replace("**", "").replace("`", "")
 
 
-def breakable(text: str) -> str:
-    """Break opportunities after the separators of long identifiers, outside link targets and
-    raw markup."""
+def breakable(text: str, after: int = BREAK_AFTER) -> str:
+    """Break opportunities after the separators of identifiers longer than `after`, outside
+    link targets and raw markup."""
     out, last = [], 0
     for m in sorted([*_LINK.finditer(text), *_RAW.finditer(text)], key=lambda m: m.start()):
         if m.start() < last:
             continue
-        out.append(_break_words(text[last:m.start()]))
+        out.append(_break_words(text[last:m.start()], after))
         if m.re is _LINK:
-            out.append(f"[{_break_words(m.group(1))}]" + m.group(0)[len(m.group(1)) + 2:])
+            out.append(f"[{_break_words(m.group(1), after)}]" + m.group(0)[len(m.group(1)) + 2:])
         else:
             out.append(m.group(0))
         last = m.end()
-    out.append(_break_words(text[last:]))
+    out.append(_break_words(text[last:], after))
     return "".join(out)
 
 
-def _break_words(text: str) -> str:
-    return " ".join(_SEPARATORS.sub(r"\1" + ZWSP, w) if len(w) > BREAK_AFTER and "://" not in w else w
+def _break_words(text: str, after: int) -> str:
+    return " ".join(_SEPARATORS.sub(r"\1" + ZWSP, w) if len(w) > after and "://" not in w else w
                     for w in text.split(" "))
 
 
@@ -74,8 +77,8 @@ def _longest_piece(text: str) -> int:
 
 def column_widths(columns: list[list[str]], width: int = TEXT_WIDTH) -> list[int]:
     """Relative widths (dash counts) for columns given as [header, cell, cell, ...] strings."""
-    floor = [max(_longest_piece(c) for c in col) + 1 for col in columns]
-    want = [max(len(visible(c)) for c in col) + 1 for col in columns]
+    floor = [max(_longest_piece(c) for c in col) + INSET for col in columns]
+    want = [max(len(visible(c)) for c in col) + INSET for col in columns]
     if sum(want) <= width:
         return want
     spare = width - sum(floor)
@@ -92,10 +95,24 @@ def pipe_table(df: pd.DataFrame, index: bool = False, floatfmt: str = ".3g") -> 
         return "_(none)_"
     frame = df.reset_index() if index else df
     fmt = lambda x: format(x, floatfmt) if isinstance(x, (float, np.floating)) else str(x)  # noqa: E731
-    header = [breakable(str(c)) for c in frame.columns]
-    rows = [[breakable(fmt(x).replace("|", "\\|").replace("\n", " ")) for x in row] for row in frame.itertuples(index=False)]
-    columns = [[h] + [r[i] for r in rows] for i, h in enumerate(header)]
-    widths = column_widths(columns)
+    cells = [[str(c) for c in frame.columns]]
+    cells += [[fmt(x).replace("|", "\\|").replace("\n", " ") for x in row] for row in frame.itertuples(index=False)]
+    for after in (BREAK_AFTER, BREAK_TIGHT):  # break shorter identifiers only where the columns need it
+        text = [[breakable(c, after) for c in row] for row in cells]
+        columns = [list(col) for col in zip(*text)]
+        widths = column_widths(columns)
+        if sum(widths) <= TEXT_WIDTH:
+            break
+    # still too wide: the PDF sets this table in smaller type, down to MIN_SCALE of the text size
+    scale = max(MIN_SCALE, min(1.0, TEXT_WIDTH / sum(widths)))
+    if scale < 1.0:
+        widths = column_widths(columns, int(TEXT_WIDTH / scale))
+    header, rows = text[0], text[1:]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(":" + "-" * max(w, 2) for w in widths) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
+    body = "\n".join(lines)
+    if scale < 1.0:
+        # indented: the renderer demotes headings by prefixing lines that start with "#"
+        body = (f"```{{=typst}}\n #[\n #set text(size: {10 * scale:.1f}pt)\n```\n\n{body}\n\n"
+                "```{=typst}\n ]\n```")
+    return body

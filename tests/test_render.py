@@ -159,3 +159,14 @@ def test_verdicts_carry_one_colour_into_html_and_pdf(tmp_path):
     assert f'<b style="color:{VERDICT_COLOURS["not reproduced"]}">Claim 8' in (tmp_path / "v.html").read_text()
     render.pdf_document(text, tmp_path / "v.pdf", tmp_path, "T")
     assert extract_text(str(tmp_path / "v.pdf")).count("gated_deltanet") == 1  # once, as typst, escaped right
+
+
+def test_cold_total_counts_a_shared_cell_once(tmp_path):
+    timings = tmp_path / "data" / "timings"
+    timings.mkdir(parents=True)
+    for name, body in {"a": {"seconds": 101.0, "cells_built": 1, "built_seconds": 100.0, "entries": {"x": 100.0}},
+                       "b": {"seconds": 3.0, "cells_reused": 2, "reused_build_seconds": 150.0,
+                             "entries": {"x": 100.0, "y": 50.0}}}.items():
+        (timings / f"{name}.json").write_text(json.dumps({"stage": name, **body}))
+    df = stage_timings(tmp_path)
+    assert df["cold seconds"].tolist() == [101.0, 153.0, 154.0]  # 1 + 3 s besides training, x and y once
