@@ -20,6 +20,17 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("default", "smoke", "paper")
 
 
+def on_profile(entry: dict, profile: str) -> bool:
+    """Whether a sweep's cell (an entry with a `profiles` list) runs on `profile`."""
+    return profile in entry["profiles"]
+
+
+def sparsities_on(row: dict, profile: str) -> list[int]:
+    """The sparsities a row of the sparsity grid runs on `profile`: the paper profile runs
+    every one the paper plots, the others their own subsets."""
+    return list(row["sparsities"] if profile == "paper" else row[profile])
+
+
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in tree.items():

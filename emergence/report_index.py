@@ -14,7 +14,7 @@ import pandas as pd
 import yaml
 
 import emergence
-from emergence.params import deep_merge, flatten, merged_params
+from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
 from emergence.scorecard import claim_evidence, read_scorecard
@@ -144,11 +144,11 @@ def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
 # (row label, dotted key or a function of the merged params): the settings that set this run's
 # scale, shown for this profile beside the paper profile's (the paper's values where it states them)
 def _profile_cells(section: dict, profile: str) -> int:
-    return sum(profile in cell["profiles"] for cell in section.values())
+    return sum(on_profile(cell, profile) for cell in section.values())
 
 
 def _sparsity_cells(grid: dict, profile: str) -> int:
-    return sum(len(row["sparsities"] if profile == "paper" else row.get(profile, [])) for row in grid.values())
+    return sum(len(sparsities_on(row, profile)) for row in grid.values())
 
 
 SCALE_ROWS = (

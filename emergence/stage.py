@@ -28,7 +28,6 @@ import yaml
 from emergence.allocator import keep_freed_memory
 from emergence.params import REPO_ROOT, merged_params
 from emergence.schema import ConfigError
-from emergence.experiments import cache
 from emergence.experiments.cache import usage
 from emergence.io import write_json
 
@@ -91,9 +90,5 @@ def stage_run(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> Ite
     start = time.perf_counter()
     yield params
     name = stage if key is None else f"{stage}@{key}"
-    # each entry's build seconds too, so that a cell two stages share counts once in a run's total
-    # (read from the cache's lookup log: cache.py is in the language models' training key, so its
-    # public surface grows with their next retrain)
-    entries = {u["entry"]: u["seconds"] for u in cache._usage}
     write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2),
-                **usage(), "entries": entries}, root / TIMINGS_DIR / f"{name}.json")
+                **usage()}, root / TIMINGS_DIR / f"{name}.json")

@@ -88,7 +88,8 @@ def test_pretraining_tasks_write_only_their_own_tokens():
         assert x.min() >= first and x.max() < first + n, kind
     dyck = lm.pretraining_sequences(np.random.default_rng(0), section["pretraining"], "dyck", 4, 32, n)
     assert dyck.max() < 2 * section["pretraining"]["dyck_k"]
-    corpus = lm.corpus_task(section["corpus"], 64, 16)
+    windows = dict(section, seq_len=64)
+    corpus = lm.task_tensors(lm.build_task(windows, n_eval=16), windows)
     assert corpus.eval_tokens.max() < first  # no corpus document uses them
     assert corpus.sampler(8, torch.Generator().manual_seed(0)).max() < first
 
@@ -96,12 +97,12 @@ def test_pretraining_tasks_write_only_their_own_tokens():
 def test_a_twins_cache_key_holds_only_its_own_task():
     params = load_params(profile="smoke")
     section = params["language_model"]
-    key = lm.variant_key(params, "small", "dyck")
+    key = lm.training_key(params, "small", "dyck")
     section["pretraining"]["tasks"] = ["dyck"]
     section["pretraining"]["nca_states"] = 3       # another task's key
-    assert lm.variant_key(params, "small", "dyck") == key
+    assert lm.training_key(params, "small", "dyck") == key
     section["pretraining"]["dyck_k"] = 3
-    assert lm.variant_key(params, "small", "dyck") != key
+    assert lm.training_key(params, "small", "dyck") != key
     assert list(lm.variants(section)) == ["small", "medium", "large", "small+dyck"]
 
 
@@ -130,6 +131,6 @@ def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
     params["language_model"]["pretraining"]["transfer"] = "all"
     everything = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
     assert not torch.equal(everything.head.weight, fresh.head.weight)
-    key_all = lm.variant_key(params, "tiny", "dyck")
+    key_all = lm.training_key(params, "tiny", "dyck")
     params["language_model"]["pretraining"]["transfer"] = "body"
-    assert lm.variant_key(params, "tiny", "dyck") != key_all   # the transfer is part of the twin's key
+    assert lm.training_key(params, "tiny", "dyck") != key_all   # the transfer is part of the twin's key

@@ -3,6 +3,7 @@ import pytest
 from emergence.config import ConfigError, load_params, validate
 from emergence.experiments import cells
 from emergence.experiments import sparsity_sweep as sweep
+from emergence.params import sparsities_on
 
 
 @pytest.fixture
@@ -14,9 +15,9 @@ def params():
 
 def test_profile_subsets():
     row = {"state_size": 8, "sparsities": [1, 2, 3, 4], "default": [1, 4], "smoke": []}
-    assert sweep.cells_for_profile(row, "paper") == [1, 2, 3, 4]
-    assert sweep.cells_for_profile(row, "default") == [1, 4]
-    assert sweep.cells_for_profile(row, "smoke") == []
+    assert sparsities_on(row, "paper") == [1, 2, 3, 4]
+    assert sparsities_on(row, "default") == [1, 4]
+    assert sparsities_on(row, "smoke") == []
 
 
 @pytest.mark.parametrize("field, value, message", [

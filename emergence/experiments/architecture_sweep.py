@@ -20,6 +20,7 @@ from emergence.experiments.cells import Budget, SweepFile, with_budget, write_sw
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.model import ModelConfig, parameter_count
+from emergence.params import on_profile
 from emergence.schema import ConfigError, number
 
 SWEEPS = {"architecture": "linear_map", "ca_architecture": "cellular_automata"}
@@ -51,10 +52,6 @@ class ArchitectureSweepArgs(Budget):
             raise ConfigError(f"{key}.sparsity: must be <= state_size ({self.state_size}), got {self.sparsity}")
 
 
-def runs_on(cell: dict, profile: str) -> bool:
-    return profile in cell["profiles"]
-
-
 def task_overrides(sweep_name: str, sweep: dict) -> dict:
     if SWEEPS[sweep_name] == "linear_map":
         return {"state_size": sweep["state_size"], "sparsity": sweep["sparsity"]}
@@ -73,7 +70,7 @@ def cell_config(params: dict, cell: dict, sweep_name: str = "architecture") -> d
 def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFile]:
     cells = params["sweeps"][sweep_name]["cells"]
     return [SweepFile(name, [cell_config(params, cell, sweep_name)], {"cell": name, "families": "+".join(cell["families"])})
-            for name, cell in sorted(cells.items()) if runs_on(cell, params["profile"])]
+            for name, cell in sorted(cells.items()) if on_profile(cell, params["profile"])]
 
 
 def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:

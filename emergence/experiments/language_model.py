@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -21,9 +20,8 @@ import torch
 import xarray as xr
 
 from emergence.dependencies import module_code_version
-from emergence.experiments.cache import RECORDS, cached
 from emergence.experiments.runner import prepare_device, runs_on, train_seeds, training_dataset
-from emergence.io import atomic_dir, write_netcdf
+from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
@@ -115,17 +113,56 @@ def previous_token_pattern(T: int) -> np.ndarray:
     return m
 
 
-def corpus_task(corpus: dict, seq_len: int, n_eval: int) -> Task:
+# --- the corpus as a task of the shared runner's protocol (emergence/experiments/runner.py) -----
+# Its `task_params` is the whole language_model section (the corpus and seq_len) and its model
+# params one entry of `sizes`; the evaluation windows come from a stream no training seed uses.
+
+NAME = "language_model"
+UNIT_DIM = "position"
+UNIT_TEXT = "the next token at position i of a held-out window"
+EVAL_WINDOWS = 32  # held-out windows of the trainer's per-position evaluation
+
+
+def layout_of(section: dict) -> dict:
+    return {"seq_len": section["seq_len"], "vocab_size": vocab_of(section["corpus"]).size}
+
+
+def build_task(section: dict, n_eval: int = EVAL_WINDOWS) -> xr.Dataset:
+    """The evaluation windows and the ground-truth pattern (the previous token), as a Dataset."""
+    layout = layout_of(section)
+    T = layout["seq_len"]
+    tokens = cp.sample_batch(EVAL_SEED, 0, n_eval, vocab_of(section["corpus"]), section["corpus"], T)
+    return xr.Dataset({"eval_tokens": (("sequence", "position"), tokens),
+                       "ground_truth_pattern": (("query", "key"), previous_token_pattern(T))},
+                      attrs={"vocab_size": layout["vocab_size"]})
+
+
+def task_tensors(task_ds: xr.Dataset, section: dict) -> Task:
+    corpus, T = section["corpus"], section["seq_len"]
     vocab = vocab_of(corpus)
-    eval_tokens = torch.from_numpy(cp.sample_batch(EVAL_SEED, 0, n_eval, vocab, corpus, seq_len))
 
     def sampler(batch: int, gen: torch.Generator) -> torch.Tensor:
         rng = np.random.default_rng(int(torch.randint(0, 2**62, (1,), generator=gen)))
-        return torch.from_numpy(np.stack([cp.sample_window(rng, vocab, corpus, seq_len) for _ in range(batch)]))
+        return torch.from_numpy(np.stack([cp.sample_window(rng, vocab, corpus, T) for _ in range(batch)]))
 
-    return Task(eval_tokens=eval_tokens, loss_weights=torch.ones(seq_len - 1),
-                gt_pattern=torch.from_numpy(previous_token_pattern(seq_len)).float(),
-                output_positions=torch.arange(seq_len - 1)[:, None], n_output_tokens=vocab.size, sampler=sampler)
+    return Task(eval_tokens=torch.from_numpy(task_ds["eval_tokens"].values), loss_weights=torch.ones(T - 1),
+                gt_pattern=torch.from_numpy(task_ds["ground_truth_pattern"].values).float(),
+                output_positions=torch.arange(T - 1)[:, None], n_output_tokens=vocab.size, sampler=sampler)
+
+
+def model_config(size: dict, layout: dict) -> ModelConfig:
+    d_model = size["n_head"] * size["d_head"]
+    return ModelConfig(vocab_size=layout["vocab_size"], seq_len=layout["seq_len"], n_layer=size["n_layer"],
+                       d_model=d_model, n_head=size["n_head"], d_mlp=size["mlp_ratio"] * d_model, norm="pre")
+
+
+def identity(task_ds: xr.Dataset) -> dict:
+    return {}  # the corpus is fixed by its params alone
+
+
+def result_layout(task_ds: xr.Dataset) -> dict:
+    V = int(task_ds.attrs["vocab_size"])
+    return {"extra_attrs": {"chance_loss": float(np.log(V)), "chance_accuracy": 1.0 / V}}
 
 
 def pretraining_sequences(rng: np.random.Generator, pre: dict, kind: str, batch: int, seq_len: int,
@@ -182,17 +219,11 @@ def pretraining_of(section: dict, kind: str | None) -> dict | None:
             **{k: pre[k] for k in PRETRAINING_KEYS[kind]}}
 
 
-def model_config(size: dict, corpus: dict, seq_len: int) -> ModelConfig:
-    d_model = size["n_head"] * size["d_head"]
-    return ModelConfig(vocab_size=vocab_of(corpus).size, seq_len=seq_len, n_layer=size["n_layer"], d_model=d_model,
-                       n_head=size["n_head"], d_mlp=size["mlp_ratio"] * d_model, norm="pre")
-
-
 def pretrain(params: dict, size_name: str, kind: str, scratch, device):
     """Pre-pretrain every seed of a size on one synthetic task; returns the model holding all seeds."""
     section = params["language_model"]
     pre, seq_len = pretraining_of(section, kind), section["seq_len"]
-    cfg = model_config(section["sizes"][size_name], section["corpus"], seq_len)
+    cfg = model_config(section["sizes"][size_name], layout_of(section))
     train = dict(section["train"], steps=pre["steps"], eval_every=pre["steps"], checkpoint_log_until=0,
                  checkpoint_every=pre["steps"], resume_every=max(1, pre["steps"] // 2))
     where = scratch / f"lm-pretrain-{size_name}-{kind}"
@@ -218,44 +249,31 @@ def train_size(params: dict, size_name: str, out_dir, scratch, pretraining: str 
     """Train every seed of one size (after pre-pretraining on the task `pretraining`, if given);
     write out_dir/train.nc and out_dir/checkpoints/."""
     section = params["language_model"]
-    corpus, train, seq_len = section["corpus"], section["train"], section["seq_len"]
-    size = section["sizes"][size_name]
+    train, size = section["train"], section["sizes"][size_name]
     device = prepare_device(train)
-    task = corpus_task(corpus, seq_len, n_eval=32).to(device)
-    cfg = model_config(size, corpus, seq_len)
-    run_config = {"language_model": {"corpus": corpus, "seq_len": seq_len, "size": size, "train": train,
-                                     "pretraining": pretraining_of(section, pretraining)}}
+    task_ds = build_task(section)
+    task = task_tensors(task_ds, section).to(device)
+    cfg = model_config(size, layout_of(section))
+    run_config = {"language_model": {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": size,
+                                     "train": train, "pretraining": pretraining_of(section, pretraining)}}
     init = pretrain(params, size_name, pretraining, scratch, device) if pretraining else None
     code = module_code_version(__name__)
-    arrays, diverged, seeds = train_seeds(task, cfg, train, scratch, f"lm-{size_name}", trajectory_key=run_config,
-                                          code=code, checkpoint_dir=out_dir / "checkpoints", device=device,
-                                          init_model=init)
-    ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim="position",
-                          unit_text="the next token at position i of a held-out window", run_config=run_config,
-                          experiment="language_model", code=code,
+    arrays, diverged, seeds = train_seeds(task, cfg, train, scratch, f"lm-{size_name}",
+                                          trajectory_key={**run_config, **identity(task_ds)}, code=code,
+                                          checkpoint_dir=out_dir / "checkpoints", device=device, init_model=init)
+    layout = result_layout(task_ds)
+    ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim=UNIT_DIM, unit_text=UNIT_TEXT,
+                          run_config=run_config, experiment=NAME, code=code,
                           extra_attrs={"size": size_name, "pretraining": pretraining or "none",
-                                       "chance_loss": float(np.log(cfg.vocab_size)),
-                                       "chance_accuracy": 1.0 / cfg.vocab_size})
+                                       **layout["extra_attrs"]})
     write_netcdf(ds, out_dir / "train.nc")
     return ds
 
 
-def variant_key(params: dict, size_name: str, pretraining: str | None) -> dict:
+def training_key(params: dict, size_name: str, pretraining: str | None) -> dict:
+    """What fixes a variant's results: its configuration and the code training it executes
+    (this module's import closure), where it runs. The cell cache's key of the variant."""
     section = params["language_model"]
     return {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": section["sizes"][size_name],
             "train": section["train"], "pretraining": pretraining_of(section, pretraining),
             "name": size_name, "code": module_code_version(__name__), "runs_on": runs_on(section["train"])}
-
-
-def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
-    """Every variant of `variants` (from the cell cache where trained before) into
-    out_dir/<variant>/ (train.nc, checkpoints/); the folder replaced atomically."""
-    names = variants(params["language_model"])
-    with atomic_dir(out_dir) as tmp:
-        for name, (size, kind) in names.items():
-            def build(folder: Path, size: str = size, kind: str | None = kind) -> None:
-                train_size(params, size, folder, scratch, kind)
-
-            entry = cached(scratch, "language_model", variant_key(params, size, kind), build)
-            shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(*RECORDS))
-    return list(names)

@@ -30,6 +30,7 @@ from emergence.io import read_netcdf
 from emergence.mixer_kernels import KERNELS, check_available
 from emergence.model import MIXER_KEYS, ModelConfig, matched_d_mlp, parameter_count
 from emergence.mixers import MIXERS
+from emergence.params import on_profile
 from emergence.schema import ConfigError, number
 from emergence.train import CompileMode, resolve_device
 
@@ -146,7 +147,7 @@ def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
 def architectures(params: dict) -> dict[str, dict]:
     """The architectures this profile runs."""
     return {name: arch for name, arch in params["sweeps"][SWEEP]["architectures"].items()
-            if params["profile"] in arch["profiles"]}
+            if on_profile(arch, params["profile"])}
 
 
 def cells(params: dict) -> list[tuple[str, dict]]:

@@ -17,6 +17,7 @@ import xarray as xr
 from emergence.experiments.cells import Budget, SweepFile, sweep_dataset, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
+from emergence.params import sparsities_on
 from emergence.schema import ConfigError, number
 
 SWEEP = "sparsity"
@@ -48,17 +49,13 @@ class SparsitySweepArgs(Budget):
     grid: dict[str, GridRow]
 
 
-def cells_for_profile(row: dict, profile: str) -> list[int]:
-    return list(row["sparsities"] if profile == "paper" else row[profile])
-
-
 def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
     """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
     return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, params["sweeps"][SWEEP])
 
 
 def row_file(params: dict, row_name: str, row: dict) -> SweepFile:
-    S, sparsities = row["state_size"], cells_for_profile(row, params["profile"])
+    S, sparsities = row["state_size"], sparsities_on(row, params["profile"])
     return SweepFile(row_name, [cell_config(params, S, s) for s in sparsities],
                      {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
                       "profile": params["profile"]}, dim="sparsity", values=sparsities)

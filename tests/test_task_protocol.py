@@ -1,0 +1,35 @@
+"""The linear map, the automata and the corpus implement one task protocol (runner.py)."""
+import pytest
+import torch
+import xarray as xr
+
+from emergence.config import load_params
+from emergence.experiments import cellular_automata, language_model, linear_map
+from emergence.train import Task
+
+PROTOCOL = ("layout_of", "build_task", "task_tensors", "model_config", "identity", "result_layout")
+
+
+def _sections(params: dict):
+    """(module, task params, model params) of each task on the smoke profile."""
+    lm = params["language_model"]
+    yield linear_map, params["linear_map"]["task"], params["linear_map"]["model"]
+    yield cellular_automata, params["cellular_automata"]["task"], params["cellular_automata"]["model"]
+    yield language_model, lm, next(iter(lm["sizes"].values()))
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_every_task_builds_its_tensors_and_model_through_the_protocol(index):
+    module, task_params, model_params = list(_sections(load_params(profile="smoke")))[index]
+    assert isinstance(module.NAME, str) and isinstance(module.UNIT_DIM, str) and isinstance(module.UNIT_TEXT, str)
+    assert all(callable(getattr(module, name)) for name in PROTOCOL)
+    task_ds = module.build_task(task_params)
+    assert isinstance(task_ds, xr.Dataset) and "eval_tokens" in task_ds
+    task = module.task_tensors(task_ds, task_params)
+    cfg = module.model_config(model_params, module.layout_of(task_params))
+    assert isinstance(task, Task) and task.eval_tokens.shape[1] == cfg.seq_len
+    batch = task.sampler(4, torch.Generator().manual_seed(0))
+    assert batch.shape == (4, cfg.seq_len) and int(batch.max()) < cfg.vocab_size
+    assert int(task.eval_tokens.max()) < cfg.vocab_size and task.gt_pattern.shape == (cfg.seq_len, cfg.seq_len)
+    assert isinstance(module.identity(task_ds), dict)
+    assert set(module.result_layout(task_ds)) <= {"extra_vars", "extra_coords", "extra_attrs"}
