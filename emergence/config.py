@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from emergence.executor import ExecutionArgs
 from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.architecture_sweep import ArchitectureSweepArgs
 from emergence.experiments.bias_intervention import AttentionBiasArgs
@@ -102,6 +103,7 @@ class ClaimsArgs:
 @dataclass(frozen=True, kw_only=True)
 class Params:
     profile: Literal[PROFILES]
+    execution: ExecutionArgs
     linear_map: LinearMapSection
     cellular_automata: AutomataSection
     language_model: LanguageModelArgs

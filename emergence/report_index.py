@@ -71,20 +71,41 @@ def _short(x):
 
 
 def _cold_total(timings: list[dict]) -> float | None:
-    """The whole pipeline from an empty cell cache: every stage's time besides training, plus
-    each cell once at its recorded build time (stages share cells); None where unknown."""
-    entries: dict[str, float | None] = {}
-    overhead = 0.0
+    """The whole pipeline from an empty cell cache: every stage's time besides building cells,
+    plus each cell once at its recorded build time (stages share cells), spread over the
+    workers of the stage that lists it first (never less than its longest cell); None where
+    unknown."""
+    seen: set[str] = set()
+    total = 0.0
     for t in timings:
-        if t.get("cells_reused") and "entries" not in t and t.get("reused_build_seconds") is None:
-            return None
-        overhead += t["seconds"] - t.get("built_seconds", 0.0)
-        entries.update(t.get("entries", {}))
         if t.get("cells_reused") and "entries" not in t:  # a record without per-entry seconds
-            overhead += t["reused_build_seconds"] + t.get("built_seconds", 0.0)
-    if any(s is None for s in entries.values()):
+            if t.get("reused_build_seconds") is None:
+                return None
+            total += t["seconds"] + t["reused_build_seconds"]
+            continue
+        total += t["seconds"] - t.get("build_wall_seconds", t.get("built_seconds", 0.0))
+        new = {name: s for name, s in t.get("entries", {}).items() if name not in seen}
+        if any(s is None for s in new.values()):
+            return None
+        seen.update(new)
+        total += _spread(new, t.get("workers", 1))
+    return round(total, 1)
+
+
+def _spread(entries: dict[str, float], workers: int) -> float:
+    """The wall time of building `entries` on `workers` (the sum shared out, at least the longest)."""
+    return max(sum(entries.values()) / workers, max(entries.values())) if entries else 0.0
+
+
+def _stage_cold(t: dict) -> float | None:
+    """One stage's time from an empty cell cache (None where an entry's build time is unknown)."""
+    if "entries" not in t:  # a record without per-entry seconds
+        reused = t.get("reused_build_seconds", 0.0 if not t.get("cells_reused") else None)
+        return None if reused is None else round(t["seconds"] + reused, 1)
+    if any(s is None for s in t["entries"].values()):
         return None
-    return round(overhead + sum(entries.values()), 1)
+    wall = t.get("build_wall_seconds", t.get("built_seconds", 0.0))
+    return round(t["seconds"] - wall + _spread(t["entries"], t.get("workers", 1)), 1)
 
 
 def stage_timings(root: Path) -> pd.DataFrame:
@@ -94,9 +115,8 @@ def stage_timings(root: Path) -> pd.DataFrame:
     for f in sorted((root / "data" / "timings").glob("*.json")):
         t = json.loads(f.read_text())
         timings.append(t)
-        reused = t.get("reused_build_seconds", 0.0 if not t.get("cells_reused") else None)
-        cold = None if reused is None else round(t["seconds"] + reused, 1)
-        rows.append((t["stage"], t.get("profile"), t["seconds"], t.get("cells_built", 0), t.get("cells_reused", 0), cold))
+        rows.append((t["stage"], t.get("profile"), t["seconds"], t.get("cells_built", 0), t.get("cells_reused", 0),
+                     _stage_cold(t)))
     df = pd.DataFrame(rows, columns=["stage", "profile", "seconds", "cells built", "cells reused", "cold seconds"])
     if not df.empty:
         total = ("total", "", round(float(df["seconds"].sum()), 1), int(df["cells built"].sum()),

@@ -170,3 +170,17 @@ def test_cold_total_counts_a_shared_cell_once(tmp_path):
         (timings / f"{name}.json").write_text(json.dumps({"stage": name, **body}))
     df = stage_timings(tmp_path)
     assert df["cold seconds"].tolist() == [101.0, 153.0, 154.0]  # 1 + 3 s besides training, x and y once
+
+
+def test_cold_cost_of_a_stage_built_by_workers_shares_its_cells_out(tmp_path):
+    timings = tmp_path / "data" / "timings"
+    timings.mkdir(parents=True)
+    cells = {"x": 100.0, "y": 60.0, "z": 40.0}
+    warm = {"seconds": 2.0, "cells_reused": 3, "reused_build_seconds": 200.0, "entries": cells,
+            "build_wall_seconds": 0.0, "workers": 2}   # a rerun: every cell from the cache
+    (timings / "a.json").write_text(json.dumps({"stage": "a", **warm}))
+    # 2 s besides building, then 200 cell-seconds on 2 workers: 100 s
+    assert stage_timings(tmp_path)["cold seconds"].tolist() == [102.0, 102.0]
+    cells["x"] = 150.0  # one cell longer than the others together: the longest bounds the wall
+    (timings / "a.json").write_text(json.dumps({"stage": "a", **warm}))
+    assert stage_timings(tmp_path)["cold seconds"].tolist() == [152.0, 152.0]

@@ -75,7 +75,7 @@ def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFil
 
 def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:
     """Train (or load) every cell this profile runs; write out_dir/<cell>.nc atomically as a folder."""
-    return write_sweep(sweep_files(params, sweep_name), out_dir, scratch)
+    return write_sweep(sweep_files(params, sweep_name), out_dir, scratch, params["execution"])
 
 
 def summarize(cell_dir: Path, analysis: dict, sweep_name: str = "architecture") -> xr.Dataset:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import Budget, SweepFile, sweep_dataset, unstack_cells, with_budget
+from emergence.experiments.cells import Budget, SweepFile, trained_file, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.schema import ConfigError, number
 
@@ -46,10 +46,10 @@ def run_config(params: dict, strength: float) -> dict:
 
 def run(params: dict, scratch: Path) -> xr.Dataset:
     b, values = params["interventions"][NAME], strengths(params)
-    return sweep_dataset(SweepFile(NAME, [run_config(params, c) for c in values],
+    return trained_file(SweepFile(NAME, [run_config(params, c) for c in values],
                                    {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
                                     "sparsity": b["sparsity"], "profile": params["profile"]},
-                                   dim="strength", values=values), scratch)
+                                   dim="strength", values=values), scratch, params["execution"])
 
 
 def summarize(results: xr.Dataset, analysis: dict) -> xr.Dataset:

@@ -87,7 +87,7 @@ def sweep_files(params: dict) -> list[SweepFile]:
 
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Train (or load) every (S, c) cell; write out_dir/S<S>.nc (cells along `strength`) as one folder."""
-    return write_sweep(sweep_files(params), out_dir, scratch)
+    return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])
 
 
 def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:

@@ -15,16 +15,18 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 
 import xarray as xr
 
 from emergence.experiments import cellular_automata, linear_map
-from emergence.experiments.cache import cached
+from emergence.experiments.cache import build_missing, cached
 from emergence.experiments.runner import SECTION_KEYS, run_training, runs_on, training_code_version
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.schema import number
+from emergence.train import resolve_device
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
@@ -73,25 +75,51 @@ def cell_key(cell: dict, with_checkpoints: bool = False) -> dict:
             "runs_on": runs_on(cell[task]["train"])}
 
 
+def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> None:
+    task = task_of(cell)
+    module, section = task_module(task), cell[task]
+    path = task_path
+    if path is None:
+        path = folder.parent / f"{folder.name}-task.nc"
+        write_netcdf(module.build_task(section["task"]), path)
+    try:
+        run_training(module, section, path, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None,
+                     scratch)
+    finally:
+        if task_path is None:
+            path.unlink(missing_ok=True)
+
+
+def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> tuple:
+    """(name, key, build, cost) of a cell for the cache (emergence/experiments/cache.py)."""
+    return (task_of(cell), cell_key(cell, with_checkpoints),
+            partial(_build_cell, cell, scratch, with_checkpoints, task_path), _cost(cell))
+
+
+def _cost(cell: dict) -> float:
+    """A cell's relative training cost (token-steps times layers), to plan and order builds."""
+    task = task_of(cell)
+    train, layout = cell[task]["train"], task_module(task).layout_of(cell[task]["task"])
+    return float(train["steps"] * train["n_seeds"] * train["batch_size"] * layout.seq_len
+                 * cell[task]["model"]["n_layer"])
+
+
 def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
     """Train a cell (or find it in the cache); its folder holds results.nc (and checkpoints/).
     `task_path` gives the task file to train on (else it is built from the cell's task params)."""
-    task = task_of(cell)
-    module, section = task_module(task), cell[task]
+    name, key, build, _ = cell_request(cell, scratch, with_checkpoints, task_path)
+    return cached(scratch, name, key, build)
 
-    def build(folder: Path) -> None:
-        path = task_path
-        if path is None:
-            path = folder.parent / f"{folder.name}-task.nc"
-            write_netcdf(module.build_task(section["task"]), path)
-        try:
-            run_training(module, section, path, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None,
-                         scratch)
-        finally:
-            if task_path is None:
-                path.unlink(missing_ok=True)
 
-    return cached(scratch, task, cell_key(cell, with_checkpoints), build)
+def build_cells(cells: list[tuple[dict, bool]], scratch: Path, execution: dict) -> None:
+    """Every (cell, with_checkpoints) the cache lacks, built through `execution`'s workers
+    where they finish sooner (emergence/executor.py); the stage then reads them as cache hits."""
+    trains = [cell[task_of(cell)]["train"] for cell, _ in cells]
+    devices = {resolve_device(t["device"]).type for t in trains}
+    build_missing(scratch, [cell_request(cell, scratch, ckpt) for cell, ckpt in cells], execution,
+                  cell_threads=max([t["threads"] for t in trains], default=0),
+                  device="cpu" if devices <= {"cpu"} else "cuda",
+                  thread_dependent=any("threads" in runs_on(t) for t in trains))
 
 
 def load_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> xr.Dataset:
@@ -121,8 +149,15 @@ def sweep_dataset(spec: SweepFile, scratch: Path) -> xr.Dataset:
     return stack_cells(datasets, spec.dim, spec.values, spec.attrs)
 
 
-def write_sweep(files: list[SweepFile], out_dir: Path, scratch: Path) -> list[str]:
+def trained_file(spec: SweepFile, scratch: Path, execution: dict) -> xr.Dataset:
+    """One sweep file's Dataset, its missing cells built through `execution`'s workers."""
+    build_cells([(cell, spec.checkpoints) for cell in spec.cells], scratch, execution)
+    return sweep_dataset(spec, scratch)
+
+
+def write_sweep(files: list[SweepFile], out_dir: Path, scratch: Path, execution: dict) -> list[str]:
     """Every file of a sweep into out_dir/<name>.nc; the folder replaces the old one atomically."""
+    build_cells([(cell, spec.checkpoints) for spec in files for cell in spec.cells], scratch, execution)
     with atomic_dir(out_dir) as tmp:
         for spec in files:
             write_netcdf(sweep_dataset(spec, scratch), tmp / f"{spec.name}.nc")

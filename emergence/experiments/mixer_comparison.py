@@ -208,7 +208,7 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
         task, label, arch_name = name.split("-")  # names hold no '-' (validated)
         files.append(SweepFile(name, [config], {"cell": name, "task": task, "setting": label,
                                                 "architecture": arch_name}))
-    return write_sweep(files, out_dir, scratch)
+    return write_sweep(files, out_dir, scratch, params["execution"])
 
 
 def summarize(cell_dir: Path, params: dict) -> xr.Dataset:

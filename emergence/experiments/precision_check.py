@@ -56,7 +56,7 @@ def sweep_files(params: dict) -> list[SweepFile]:
 
 
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
-    return write_sweep(sweep_files(params), out_dir, scratch)
+    return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])
 
 
 def _bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, seed: int = 0) -> tuple[float, float]:

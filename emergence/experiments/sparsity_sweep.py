@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import Budget, SweepFile, sweep_dataset, unstack_cells, with_budget
+from emergence.experiments.cells import Budget, SweepFile, trained_file, unstack_cells, with_budget
 from emergence.experiments.run_statistics import analyse, summary_dataset
 from emergence.io import read_netcdf
 from emergence.params import sparsities_on
@@ -67,7 +67,7 @@ def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset
     if not spec.cells:
         return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
                                  "profile": params["profile"]})
-    return sweep_dataset(spec, scratch)
+    return trained_file(spec, scratch, params["execution"])
 
 
 def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:

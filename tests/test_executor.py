@@ -1,0 +1,77 @@
+"""Cells built by parallel workers: the same bytes as one process, threads within the cores."""
+import copy
+import hashlib
+
+import pytest
+
+from emergence import executor
+from emergence.config import load_params
+from emergence.executor import Plan, plan, run_jobs
+from emergence.experiments import cache, cells
+
+SERIAL = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0}
+POOLED = {"executor": "local", "workers": 2, "threads_per_worker": 1, "slowdown": 1.0}
+
+
+def test_threads_never_exceed_the_cores(monkeypatch):
+    monkeypatch.setattr(executor, "usable_cores", lambda: 16)
+    auto = {"executor": "local", "workers": 0, "threads_per_worker": 4, "slowdown": 1.0}
+    assert plan(auto, [1.0] * 10) == Plan(4, 4)
+    assert plan(dict(auto, workers=8), [1.0] * 10) == Plan(4, 4)       # 8 x 4 threads would be 32 on 16 cores
+    assert plan(dict(auto, threads_per_worker=1), [1.0] * 3) == Plan(3, 1)  # no more workers than entries
+    assert plan(auto, [1.0] * 10, cell_threads=8) == Plan(2, 8)        # the cells' own train.threads win
+    assert plan(auto, [1.0]).workers == 1 and plan(auto, [1.0] * 10, device="cuda").workers == 1
+    assert plan(auto, [1.0] * 10, thread_dependent=True).workers == 1  # CPU bfloat16: keys record the threads
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    assert plan(dict(auto, threads_per_worker=2), [1.0] * 10).workers == 1  # one worker: this process builds
+
+
+def test_workers_only_where_they_finish_sooner(monkeypatch):
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66}
+    assert plan(two, [1.0] * 8).workers == 2       # 4 rounds x 1.66 = 6.6 < 8
+    assert plan(two, [1.0] * 3).workers == 1       # 2 rounds x 1.66 = 3.3 > 3
+    assert plan(two, [10.0, 1.0, 1.0]).workers == 1  # the long cell alone takes 16.6 > 12
+    assert executor.makespan([5.0, 4.0, 3.0, 3.0], 2) == 8.0
+
+
+def _square(x):
+    if x < 0:
+        raise ValueError(f"negative: {x}")
+    return x * x
+
+
+def test_jobs_come_back_in_order_and_a_failure_is_raised():
+    assert run_jobs(_square, [(3,), (1,), (2,)], Plan(2, 1), costs=[1.0, 3.0, 2.0]) == [9, 1, 4]
+    with pytest.raises(ValueError, match="negative: -1"):
+        run_jobs(_square, [(1,), (-1,), (2,)], Plan(2, 1))
+
+
+def _sweep_files():
+    params = load_params(profile="smoke")
+    budget = dict(params["sweeps"]["sparsity"], n_seeds=2, steps=12, eval_every=4)
+    files = []
+    for s in (1, 2, 3):
+        cell = cells.with_budget(params, {"state_size": 4, "sparsity": s}, budget)
+        cell["linear_map"]["train"]["seeds_per_group"] = 1
+        files.append(cells.SweepFile(f"s{s}", [cell]))
+    return files
+
+
+def _digests(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.nc"))}
+
+
+def test_a_sweep_built_by_two_workers_has_the_bytes_of_one_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    monkeypatch.setattr(cache, "_usage", [])
+    monkeypatch.setattr(cache, "_parallel", [])
+    files = _sweep_files()
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch-pooled", POOLED)
+    usage = cache.usage()
+    assert usage["cells_built"] == 3 and usage["cells_reused"] == 0 and usage["workers"] == 2
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "serial", tmp_path / "scratch-serial", SERIAL)
+    assert _digests(tmp_path / "pooled") == _digests(tmp_path / "serial") and len(_digests(tmp_path / "serial")) == 3
+    monkeypatch.setattr(cache, "_usage", [])
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch-pooled", POOLED)
+    assert cache.usage()["cells_built"] == 0 and cache.usage()["cells_reused"] == 3  # a rerun builds nothing
