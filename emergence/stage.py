@@ -9,9 +9,10 @@ is imported by name at run time, not at module level: validation decides whether
 runs, never what it computes, so it stays out of the stage's import closure (its DVC deps);
 dvc.yaml's first stage, validate_params, reruns whenever params or a schema change and
 stops `dvc repro` before any other stage. The
-stage's wall time (and what its cached cells cost to build: the stage's cold cost) goes to
-data/timings/<stage>.json, which no stage declares: a rerun that
-reproduces the results leaves dvc.lock unchanged (the entry page reads the timings).
+stage's wall time (and what its cached cells cost to build, with the workers that built them:
+the stage's cold cost; data/SCHEMA.md lists the fields) goes to data/timings/<stage>.json,
+which no stage declares: a rerun that reproduces the results leaves dvc.lock unchanged (the
+entry page reads the timings).
 Output paths come on the command line from dvc.yaml's `paths` (written once there).
 """
 from __future__ import annotations
