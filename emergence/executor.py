@@ -15,7 +15,7 @@ cells' own `train.threads` where set), and the pool has at most cores // threads
 from __future__ import annotations
 
 import os
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -111,7 +111,7 @@ def run_jobs(fn: Callable, jobs: list[tuple], p: Plan, costs: list[float] | None
         with tqdm(total=len(jobs), desc=f"{desc} ({p.workers} workers x {p.threads} threads)") as bar:
             pending = set(futures)
             while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     if future.exception() is not None:
                         for other in pending:
