@@ -38,3 +38,29 @@ def sparsity_output_loss(figures: dict, state_size: int) -> dict[int, tuple[floa
     """Fig 4-left at one S, as loss on x_1: {s: (low, high)} ({} when the figure has no such S)."""
     row = figures["sparsity_final_loss"]["by_state_size"].get(state_size, {})
     return {int(s): tuple(max(0.0, output_loss(v, state_size)) for v in value_range(e)) for s, e in row.items()}
+
+
+def linear_map_output_losses(readings: dict, state_size: int) -> dict:
+    """A {key: sequence loss} reading of a linear-map figure as loss on x_1 (floored at 0)."""
+    return {k: max(0.0, output_loss(float(v), state_size)) for k, v in readings.items()}
+
+
+def heads_output_loss(figures: dict, head_size: int) -> dict[int, float]:
+    """Fig 5 at one head size, as loss on x_1 at the paper's S = 16: {H: loss} ({} for other sizes)."""
+    row = figures["heads_final_loss"]["by_head_size"].get(head_size, {})
+    return {int(h): v for h, v in linear_map_output_losses(row, 16).items()}
+
+
+def width_output_loss(figures: dict) -> dict[int, float]:
+    """Fig 5 at the paper's fixed total width (128), as loss on x_1 at S = 16: {H: loss}."""
+    return {int(h): v for h, v in linear_map_output_losses(figures["width_final_loss"]["by_heads"], 16).items()}
+
+
+def ca_heads_loss(figures: dict, head_size: int) -> dict[int, float]:
+    """Fig 5's automata panel at one head size: {H: per-cell loss} ({} for other sizes)."""
+    return {int(h): float(v) for h, v in figures["ca_heads_final_loss"]["by_head_size"].get(head_size, {}).items()}
+
+
+def mixer_output_loss(figures: dict, sparsity: int) -> dict[str, float]:
+    """Fig 6 at one s (S = 16), as loss on x_1: {architecture: loss} ({} for an s it does not show)."""
+    return linear_map_output_losses(figures["mixers_final_loss"]["by_sparsity"].get(sparsity, {}), 16)

@@ -31,6 +31,7 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
+from emergence.paper_reference import load_figures
 from emergence.survival import bootstrap_km_median, km_median, km_survival
 from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
@@ -221,7 +222,8 @@ fig.tight_layout()
 
 # %%
 #| label: fig-bit-loss
-#| fig-cap: "Per-output-bit loss against step (one line per bit of x_1) for the first seeds; dots mark each bit's emergence step."
+#| fig-cap: "Per-output-bit loss against step (one line per bit of x_1) for the first seeds; dots mark each bit's emergence step. Grey band: where the paper's jumps fall (blog Fig 3, data/paper/figures.yaml: one run at S = 16, s = 3, about 16 separate jumps from ~500 to ~4,600 steps), clipped to this run's budget; ours is the S, s and budget in the chapter's first line."
+fig3 = load_figures()["per_bit_jumps"]
 n_bit_panels = min(4, n_seeds)
 fig, axes = plt.subplots(1, n_bit_panels, figsize=(3.6 * n_bit_panels, 3.3), sharey=True, squeeze=False)
 bit_colors = sns.color_palette("viridis", S)
@@ -233,9 +235,12 @@ for j in range(n_bit_panels):
         if not ana["unit_emergence_censored"].values[j, i]:
             t = ana["unit_emergence_step"].values[j, i]
             ax.plot(t, np.interp(t, steps, y), "o", color=bit_colors[i], ms=3)
+    ax.axvspan(fig3["first_step"], min(fig3["last_step"], steps[-1]), color="0.93", zorder=0,
+               label="paper's jumps" if j == 0 else None)
     ax.set_title(f"seed {seeds[j]}", fontsize=9)
     ax.set_xlabel("step")
 axes[0, 0].set_ylabel("loss on bit i (nats)")
+axes[0, 0].legend(fontsize=8, loc="upper right")
 fig.tight_layout()
 
 # %%
@@ -250,7 +255,10 @@ the bits' emergence steps spread over a median {fmt_step(np.nanmedian(spread))} 
 bit goes from plateau to solved in a median {fmt_step(np.nanmedian(bit_w))} steps
 (ratio {fmt(np.nanmedian(bit_w) / np.nanmedian(spread), 2) if np.isfinite(spread).any() else 'n/a'}).
 The head that learned each row had its steepest entropy drop a median {fmt_step(np.nanmedian(np.abs(lag)))}
-steps from the row's emergence step (eval interval {int(np.median(np.diff(steps[-5:])))} steps).""")
+steps from the row's emergence step (eval interval {int(np.median(np.diff(steps[-5:])))} steps).
+The paper's one run (S = {fig3['state_size']}, s = {fig3['sparsity']}, {fig3['steps']:,} steps) shows about
+{fig3['jumps']} separate jumps from ~{fig3['first_step']:,} to ~{fig3['last_step']:,} steps, a spread of
+~{fig3['last_step'] - fig3['first_step']:,}; this run's is S = {S}, s = {s}.""")
 
 # %%
 #| label: fig-entropy-vs-emergence
@@ -281,6 +289,11 @@ tab = pd.DataFrame({
     "exact match": ana["final_exact_match"].values,
     "diverged": [("step %d" % d) if d >= 0 else "no" for d in diverged],
 }).set_index("seed")
+paper_row = {c: "—" for c in tab.columns}  # the paper's single run beside ours: its first and last jump
+paper_row.update({"emergence": f"~{fig3['first_step']:,} (first bit)", "solved": f"~{fig3['last_step']:,} (last bit)",
+                  "bits emerged": f"~{fig3['jumps']} of {fig3['state_size']}"})
+tab = tab.astype(object)
+tab.loc[f"paper (S = {fig3['state_size']}, s = {fig3['sparsity']}, one run)"] = paper_row
 table(tab)
 
 # %% [markdown]

@@ -25,7 +25,7 @@ import seaborn as sns
 
 from emergence.paper_reference import load_figures, sparsity_output_loss
 from emergence.survival import km_median
-from emergence.reporting import claims_section, fmt_step, load, md, setup_style, table
+from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 sw = load("sparsity_summary")
@@ -130,12 +130,20 @@ the budget cannot decide says so. Each verdict above comes from its rule in emer
 # ## Per-cell table
 
 # %%
+def paper_loss(S, s):
+    """Fig 4-left's final loss on x_1 at (S, s), a range where the figure gives one; — where none."""
+    lo, hi = sparsity_output_loss(paper, S).get(s, (np.nan, np.nan))
+    return "—" if not np.isfinite(lo) else fmt(lo) if lo == hi else f"{fmt(lo)}–{fmt(hi)}"
+
+
 if cells is not None:
     tab = pd.DataFrame({
         "S": cells["state_size"].values, "s": cells["sparsity"].values,
         "seeds solved": [f"{k}/{n}" for k, n in (solved_counts(np.arange(cells.sizes['cell']) == i)
                                                   for i in range(cells.sizes["cell"]))],
         "median final loss": np.nanmedian(cells["final_output_loss"].values, 1),
+        "paper (Fig 4-left, 10^4 steps)": [paper_loss(int(S), int(s)) for S, s in
+                                           zip(cells["state_size"].values, cells["sparsity"].values)],
         "KM median plateau end": [fmt_step(km_median(t[np.isfinite(t)], c[np.isfinite(t)].astype(bool)))
                                   for t, c in zip(cells["plateau_end_step"].values, cells["plateau_end_censored"].values)],
     }).sort_values(["S", "s"])

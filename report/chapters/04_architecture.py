@@ -25,8 +25,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from emergence.paper_reference import ca_heads_loss, heads_output_loss, load_figures, width_output_loss
 from emergence.survival import km_median
-from emergence.reporting import claims_section, fmt_step, load, md, setup_style, table
+from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 summaries = {"linear map": load("architecture_summary"), "cellular automata": load("ca_architecture_summary")}
@@ -52,17 +53,33 @@ md("; ".join(f"{task}: {s.sizes['cell']} model shapes, {s.sizes['seed']} seeds e
    + " on this profile.")
 
 
-def plot_families(sw):
+paper = load_figures()
+
+
+def paper_losses(task, fam, c):
+    """The paper's Fig 5 final losses for this family, {heads: loss} in our units ({} where the
+    paper gives none): heads at the family's head size, and the linear map's fixed total width."""
+    if c is None or fam == "depth":
+        return {}
+    if fam == "width":
+        return width_output_loss(paper) if task == "linear map" else {}
+    (d_head,) = set(c["d_head"].values.tolist()) or {None}
+    return heads_output_loss(paper, d_head) if task == "linear map" else ca_heads_loss(paper, d_head)
+
+
+def plot_families(sw, task):
     """Top: time to solve (the claims' first measure); bottom: final loss at the budget (the
-    paper's Fig 5 measure, the second)."""
+    paper's Fig 5 measure, the second), with the paper's values where it gives them."""
     budget = int(sw["budget_step"].max()) if sw.sizes["cell"] else 0
     fig, axes = plt.subplots(2, 3, figsize=(13, 6.4), sharey="row", sharex="col")
     for col, (fam, (xvar, label)) in enumerate(FAMILIES.items()):
         c = family(sw, fam)
         plot_times(axes[0, col], c, fam, budget)
-        plot_final_loss(axes[1, col], c, xvar, label)
+        plot_final_loss(axes[1, col], c, xvar, label, paper_losses(task, fam, c))
     axes[0, 0].set_ylabel("time to solve (step)")
     axes[1, 0].set_ylabel("final output loss")
+    if any(ax.get_legend_handles_labels()[0] for ax in axes[1]):
+        next(ax for ax in axes[1] if ax.get_legend_handles_labels()[0]).legend(fontsize=8)
     fig.tight_layout()
 
 
@@ -92,7 +109,7 @@ def plot_times(ax, c, fam, budget):
         ax.set_xscale("log", base=2)
 
 
-def plot_final_loss(ax, c, xvar, label):
+def plot_final_loss(ax, c, xvar, label, reference):
     ax.set_xlabel(label)
     if _not_run(ax, c):
         return
@@ -101,12 +118,24 @@ def plot_final_loss(ax, c, xvar, label):
     loss = c["final_output_loss"].values[order]
     for x, row in zip(xs, loss):
         ax.plot(np.full(len(row), x), row, "o", color="C0", alpha=0.5, ms=4)
-    ax.plot(xs, np.nanmean(loss, axis=1), "-", color="k", lw=1.5)
+    ax.plot(xs, np.nanmean(loss, axis=1), "-", color="k", lw=1.5, label="ours (mean)")
+    if reference:
+        hs = sorted(reference)
+        ax.plot(hs, [reference[h] for h in hs], "x--", color="0.45", lw=1, ms=6, label="paper (Fig 5)")
     if xvar == "n_head":
         ax.set_xscale("log", base=2)
 
 
-def shape_table(sw):
+def paper_loss_of(task, sw, i):
+    """The paper's Fig 5 final loss for cell i's shape (through any family it belongs to), or —."""
+    for fam in str(sw["families"].values[i]).split("+"):
+        ref = paper_losses(task, fam, sw.isel(cell=[i]))
+        if int(sw["n_head"].values[i]) in ref:
+            return fmt(ref[int(sw["n_head"].values[i])])
+    return "—"
+
+
+def shape_table(sw, task):
     rows = []
     for i in range(sw.sizes["cell"]):
         t, cen = times(sw, i)
@@ -116,6 +145,7 @@ def shape_table(sw):
                      "seeds solved": f"{int((sw['solved_censored'].values[i] == 0).sum())}/{len(t)}",
                      "KM median time to solve": fmt_step(km_median(t, cen)),
                      "mean final loss": f"{np.nanmean(sw['final_output_loss'].values[i]):.3g}",
+                     "paper (Fig 5)": paper_loss_of(task, sw, i),
                      "families": str(sw["families"].values[i])})
     if not rows:
         return md("No cell of this task ran on this profile.")
@@ -127,22 +157,22 @@ def shape_table(sw):
 
 # %%
 #| label: fig-architecture
-#| fig-cap: "Linear map: time to solve (top) and final output loss at the budget (bottom) against heads at fixed head size (left), heads at fixed total width (middle) and depth at a fixed total head count (right): dots are seeds, open triangles seeds censored at the budget, lines the Kaplan-Meier median (top) and the mean (bottom)."
-plot_families(summaries["linear map"])
+#| fig-cap: "Linear map: time to solve (top) and final output loss at the budget (bottom) against heads at fixed head size (left), heads at fixed total width (middle) and depth at a fixed total head count (right): dots are seeds, open triangles seeds censored at the budget, lines the Kaplan-Meier median (top) and the mean (bottom). Grey crosses: the paper's final loss at 10^4 steps (blog Fig 5, data/paper/figures.yaml) at S = 16 and, for the fixed-width family, a total width of 128, converted to the loss on x_1 (0 is solved, ln 2 chance); ours is at this run's S, width and budget (the line above the figure)."
+plot_families(summaries["linear map"], "linear map")
 
 # %%
-shape_table(summaries["linear map"])
+shape_table(summaries["linear map"], "linear map")
 
 # %% [markdown]
 # ## Cellular automata
 
 # %%
 #| label: fig-architecture-ca
-#| fig-cap: "Cellular automata: time to solve (top) and final output loss (bottom) against heads at fixed head size (left), heads at fixed total width (middle) and depth at a fixed total head count (right), as in the linear-map figure."
-plot_families(summaries["cellular automata"])
+#| fig-cap: "Cellular automata: time to solve (top) and final output loss (bottom) against heads at fixed head size (left), heads at fixed total width (middle) and depth at a fixed total head count (right), as in the linear-map figure. Grey crosses: the paper's final loss at 10^4 steps for the same head size (blog Fig 5's automata panel; its model has 4 layers and 256 rules, chance ln 4 = 1.39); ours is at this run's depth, rule count and budget. The paper gives no fixed-width or depth numbers for the automata."
+plot_families(summaries["cellular automata"], "cellular automata")
 
 # %%
-shape_table(summaries["cellular automata"])
+shape_table(summaries["cellular automata"], "cellular automata")
 
 # %%
 thresholds = "; ".join(f"{task}: solved at progress {json.loads(s.attrs['analysis'])['solved_threshold']}"

@@ -31,6 +31,7 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
+from emergence.paper_reference import load_figures
 from emergence.patching import head_label
 from emergence.survival import km_median, km_survival
 from emergence.scorecard import lm_jump_ratio
@@ -92,8 +93,9 @@ fig.tight_layout()
 
 # %%
 #| label: fig-lm-emergence
-#| fig-cap: "Left: first solved checkpoint per seed against model size, per capability (open triangles: never solved within the budget, drawn at the budget). Right: fraction of seeds that solve, with 90% Wilson intervals."
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+#| fig-cap: "Left: first solved checkpoint per seed against model size, per capability (open triangles: never solved within the budget, drawn at the budget). Middle: fraction of seeds that solve, with 90% Wilson intervals. Right: the paper's Figure 1 for comparison (blog, data/paper/figures.yaml): Pythia models of 14M to 410M parameters, 10 seeds each, the repetition task, fraction of seeds solved by 143k steps (90% Wilson intervals) and the mean emergence step with unsolved seeds counted as 143k (labels). Ours are models of a few hundred thousand parameters trained for this run's budget on a generated corpus."
+paper = load_figures()
+fig, axes = plt.subplots(1, 3, figsize=(15, 4), gridspec_kw={"width_ratios": [1, 1, 0.8]})
 xpos = np.arange(len(sizes))
 for j, cap in enumerate(caps):
     off = (j - (len(caps) - 1) / 2) * 0.12
@@ -109,7 +111,7 @@ for j, cap in enumerate(caps):
     fr = np.array(fr)
     yerr = np.clip([fr - np.array(lo), np.array(hi) - fr], 0, None)  # Wilson bounds can miss the point by rounding
     axes[1].errorbar(xpos + off, fr, yerr=yerr, fmt="o-", color=f"C{j}", label=cap, capsize=3)
-for ax in axes:
+for ax in axes[:2]:
     ax.set_xticks(xpos, sizes)
     ax.set_xlabel("size")
 axes[0].set_yscale("log")
@@ -117,6 +119,19 @@ axes[0].set_ylabel("first solved checkpoint (step)")
 axes[0].legend(fontsize=8)
 axes[1].set_ylabel("fraction of seeds solved")
 axes[1].set_ylim(-0.05, 1.05)
+fig1 = paper["pythia_emergence"]
+py_sizes = list(fig1["solved"])
+py_frac = np.array([fig1["solved"][p] / fig1["seeds"] for p in py_sizes])
+py_int = np.array([an.wilson_interval(fig1["solved"][p], fig1["seeds"], level=0.9) for p in py_sizes])
+axes[2].errorbar(range(len(py_sizes)), py_frac, yerr=np.clip([py_frac - py_int[:, 0], py_int[:, 1] - py_frac], 0, None),
+                 fmt="x--", color="0.35", capsize=3)
+for i, p in enumerate(py_sizes):
+    axes[2].annotate(f"{fig1['mean_step'][p] / 1e3:.0f}k", (i, py_frac[i]), textcoords="offset points", xytext=(6, -12),
+                     fontsize=8, color="0.35")
+axes[2].set_xticks(range(len(py_sizes)), py_sizes)
+axes[2].set_xlabel("Pythia size (paper)")
+axes[2].set_title("paper, Fig 1: repetition", fontsize=10)
+axes[2].set_ylim(-0.05, 1.05)
 fig.tight_layout()
 
 # %%
@@ -141,6 +156,11 @@ for size in models:
                      "KM median": fmt_step(km_median(t, cen)),
                      "jump width / step (median)": fmt(float(np.median(r))) if r else "n/a",
                      "binary-search evaluations (max)": int(s["bracket_evaluations"].max())})
+for p in py_sizes:  # the paper's Figure 1 beside ours: its mean step counts unsolved seeds as 143k
+    rows.append({"model": f"paper: Pythia-{p}", "capability": "repetition",
+                 "seeds solved": f"{fig1['solved'][p]}/{fig1['seeds']}",
+                 "first solved steps": f"mean {fig1['mean_step'][p]:,} (unsolved at {fig1['steps']:,})",
+                 "KM median": "—", "jump width / step (median)": "—", "binary-search evaluations (max)": "—"})
 table(pd.DataFrame(rows), index=False)
 
 # %% [markdown]
@@ -253,6 +273,12 @@ if runs:
                      "induction score": float(ds["induction_score"].values[i, k][top]),
                      "entropy old → new": f"{fmt(float(ds['entropy_old'].values[i, k][top]))} → "
                                           f"{fmt(float(ds['entropy_new'].values[i, k][top]))}"})
+    ref = paper["pythia_patching"]
+    for h in ref["heads"]:  # the paper's two top heads in Pythia-410M, beside ours
+        rows.append({"size": "paper: Pythia-410M", "capability": "repetition", "seed": "—",
+                     "p old → new": f"{ref['p_old']} → {ref['p_new']}", "top head": h["head"], "its Δp": h["delta_p"],
+                     "reverse Δp (old into new)": "—", "previous-token score": h["kind"] if h["kind"] == "previous-token" else "—",
+                     "induction score": "copy head" if h["kind"] == "copy" else "—", "entropy old → new": "—"})
     display(table(pd.DataFrame(rows), index=False))
 
 # %% [markdown]

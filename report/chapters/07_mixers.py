@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from emergence.paper_reference import load_figures, mixer_output_loss
 from emergence.survival import bootstrap_km_median, km_median
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, setup_style, table
 
@@ -58,6 +59,19 @@ def times(i, what="emergence"):
     return t[ok], cen[ok]
 
 
+def paper_fig6(t, s):
+    """The paper's Fig 6 for a setting: ({architecture: final loss on x_1}, {architecture: [low,
+    high] steps}); empty unless the setting is the linear map at S = 16 with an s the figure shows."""
+    key = next((k for k in cells if k.startswith(f"{t}-{s}-")), None)
+    task = json.loads(cells[key].attrs["config"])[t]["task"] if key and t == "linear_map" else {}
+    if task.get("state_size") != 16:
+        return {}, {}
+    steps = paper["mixers_emergence"]
+    return (mixer_output_loss(paper, task["sparsity"]),
+            {a: steps[a] for a in ("mlp_mixer", "transformer")} if steps["sparsity"] == task["sparsity"] else {})
+
+
+paper = load_figures()
 budgets = sorted({int(b) for b in sm["budget_step"].values})
 md(f"{len(archs)} architectures ({', '.join(archs)}; reference: {reference}) × {len(settings)} task settings "
    f"({', '.join(f'{TASK_NAME[t]} {s}' for t, s in settings)}), {sm.sizes['seed']} seeds per cell, "
@@ -96,7 +110,7 @@ md(table(pd.DataFrame(rows), index=False).data
 
 # %%
 #| label: fig-mixer-curves
-#| fig-cap: "Output loss against training step for every seed (thin lines) of every architecture (colours), one panel per task setting; dashed: chance."
+#| fig-cap: "Output loss against training step for every seed (thin lines) of every architecture (colours), one panel per task setting; dashed: chance. Dotted lines ending in a cross, in the architecture's colour: the paper's final loss at 10^4 steps (blog Fig 6, data/paper/figures.yaml, converted to the loss on x_1), drawn only for the linear map at S = 16 with an s the figure shows (3, 5, 7: the `paper` profile's settings); ours is at this run's budget."
 fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.6), squeeze=False)
 for ax, (t, s) in zip(axes[0], settings):
     for a in archs:
@@ -108,6 +122,10 @@ for ax, (t, s) in zip(axes[0], settings):
         for k, curve in enumerate(loss):
             ax.plot(ds["step"].values, curve, color=palette[a], lw=0.9, alpha=0.8, label=a if k == 0 else None)
         chance = float(ds.attrs["chance_loss"])
+    for a, loss in paper_fig6(t, s)[0].items():
+        if a in palette:
+            ax.axhline(loss, ls=":", color=palette[a], lw=1.5)
+            ax.plot(ax.get_xlim()[1], loss, "x", color=palette[a], ms=7, clip_on=False)
     ax.axhline(chance, ls="--", color="grey", lw=1)
     ax.set_title(f"{TASK_NAME[t]} {s}")
     ax.set_xlabel("step")
@@ -144,6 +162,17 @@ axes[0][0].set_ylabel("emergence step")
 fig.tight_layout()
 
 # %%
+def paper_cell(t, s, a):
+    """The paper's Fig 6 numbers for one cell: final loss at 10^4 steps and, at s = 3, the steps
+    at which it leaves the plateau (Mixer) or reaches the floor (transformer); — where none."""
+    losses, steps = paper_fig6(t, s)
+    if a not in losses:
+        return "—"
+    when = (f"; {'leaves the plateau' if a == 'mlp_mixer' else 'at the floor'} at ~{steps[a][0]:,}–{steps[a][1]:,}"
+            if a in steps else "")
+    return f"loss {fmt(losses[a])}{when}"
+
+
 rows = []
 for t, s in settings:
     for a in archs:
@@ -158,8 +187,14 @@ for t, s in settings:
                      "KM median emergence": fmt_step(km_median(tt, cen)),
                      f"{100 * (1 - alpha):.0f}% interval": f"{fmt_step(lo)}–{fmt_step(hi)}",
                      "final output loss (mean)": fmt(float(np.nanmean(sm["final_output_loss"].values[i]))),
+                     "paper (Fig 6)": paper_cell(t, s, a),
                      "final accuracy (mean)": fmt(float(np.nanmean(sm["final_accuracy"].values[i])))})
-table(pd.DataFrame(rows), index=False)
+display(table(pd.DataFrame(rows), index=False))
+if not any(paper_fig6(t, s)[0] for t, s in settings):
+    fig6 = paper["mixers_final_loss"]["by_sparsity"]
+    display(md("The paper's Fig 6 (linear map, S = 16, final loss at 10^4 steps over all of x_0 x_1) shows "
+               + "; ".join(f"s = {k}: Mixer {v['mlp_mixer']}, transformer {v['transformer']}" for k, v in fig6.items())
+               + ", none of them a setting of this profile (the `paper` profile runs them)."))
 
 # %% [markdown]
 # ## What each mixer learned to mix
