@@ -29,7 +29,7 @@ import yaml
 from emergence.allocator import keep_freed_memory
 from emergence.params import REPO_ROOT, merged_params
 from emergence.schema import ConfigError
-from emergence.experiments.cache import usage
+from emergence.build_log import usage
 from emergence.io import write_json
 
 TIMINGS_DIR = Path("data/timings")

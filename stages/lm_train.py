@@ -14,11 +14,9 @@ from pathlib import Path
 
 from emergence.experiments import language_model as lm
 from emergence.experiments.cache import RECORDS, build_missing, cached
-from emergence.experiments.runner import runs_on
 from emergence.io import atomic_dir
 from emergence.model import parameter_count
 from emergence.stage import SCRATCH, stage_run
-from emergence.train import resolve_device
 
 
 def _cost(section: dict, size: str, kind: str | None) -> float:
@@ -36,8 +34,7 @@ def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
                        partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
                        _cost(section, size, kind))
                 for name, (size, kind) in names.items()}
-    build_missing(scratch, list(requests.values()), params["execution"], train["threads"],
-                  resolve_device(train["device"]).type, "threads" in runs_on(train), desc="language models")
+    build_missing(scratch, list(requests.values()), params["execution"], [train], desc="language models")
     with atomic_dir(out_dir) as tmp:
         for name, (_, key, build, _) in requests.items():
             entry = cached(scratch, lm.NAME, key, build)

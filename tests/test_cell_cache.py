@@ -4,6 +4,7 @@ import json
 import pytest
 import torch
 
+from emergence import build_log
 from emergence.experiments import cache
 from emergence.experiments.cache import BUILD_RECORD, MANIFEST, cached
 from emergence.io import UntrustedFileError, atomic_dir, torch_load, torch_save
@@ -28,26 +29,26 @@ def test_entry_is_built_once_and_checksummed(tmp_path):
 
 
 def test_lookups_report_what_the_cells_cost_to_build(tmp_path, monkeypatch):
-    monkeypatch.setattr(cache, "_usage", [])
-    monkeypatch.setattr(cache, "_parallel", [])
+    monkeypatch.setattr(build_log, "LOOKUPS", [])
+    monkeypatch.setattr(build_log, "POOLS", [])
     clock = iter([100.0, 112.5])  # the build takes 12.5 s on this clock
     monkeypatch.setattr(cache.time, "perf_counter", lambda: next(clock))
     entry = cached(tmp_path, "t", {"a": 1}, _builder([]))
     assert json.loads((entry / BUILD_RECORD).read_text()) == {"seconds": 12.5}
     cached(tmp_path, "t", {"a": 1}, _builder([]))  # a second lookup of an entry built here: still built once
-    usage = cache.usage()
+    usage = build_log.usage()
     assert usage.pop("entries") == {entry.name: 12.5}
     assert usage == {"cells_built": 1, "cells_reused": 0, "built_seconds": 12.5, "reused_build_seconds": 0.0,
                      "build_wall_seconds": 12.5, "workers": 1}
-    monkeypatch.setattr(cache, "_usage", [])  # the next stage finds it built
+    monkeypatch.setattr(build_log, "LOOKUPS", [])  # the next stage finds it built
     cached(tmp_path, "t", {"a": 1}, _builder([]))
-    assert cache.usage()["cells_reused"] == 1 and cache.usage()["reused_build_seconds"] == 12.5
+    assert build_log.usage()["cells_reused"] == 1 and build_log.usage()["reused_build_seconds"] == 12.5
     (entry / BUILD_RECORD).unlink()  # an entry from before the record: its cost is unknown, not 0
     manifest = json.loads((entry / MANIFEST).read_text())
     del manifest[BUILD_RECORD]
     (entry / MANIFEST).write_text(json.dumps(manifest))
     cached(tmp_path, "t", {"a": 1}, _builder([]))
-    assert cache.usage()["reused_build_seconds"] is None
+    assert build_log.usage()["reused_build_seconds"] is None
 
 
 @pytest.mark.parametrize("damage", [

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from emergence import executor
+from emergence import build_log, executor
 from emergence.config import load_params
 from emergence.executor import Plan, plan, run_jobs
 from emergence.experiments import cache, cells
@@ -64,14 +64,14 @@ def _digests(folder):
 
 def test_a_sweep_built_by_two_workers_has_the_bytes_of_one_process(tmp_path, monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
-    monkeypatch.setattr(cache, "_usage", [])
-    monkeypatch.setattr(cache, "_parallel", [])
+    monkeypatch.setattr(build_log, "LOOKUPS", [])
+    monkeypatch.setattr(build_log, "POOLS", [])
     files = _sweep_files()
     cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch-pooled", POOLED)
-    usage = cache.usage()
+    usage = build_log.usage()
     assert usage["cells_built"] == 3 and usage["cells_reused"] == 0 and usage["workers"] == 2
     cells.write_sweep(copy.deepcopy(files), tmp_path / "serial", tmp_path / "scratch-serial", SERIAL)
     assert _digests(tmp_path / "pooled") == _digests(tmp_path / "serial") and len(_digests(tmp_path / "serial")) == 3
-    monkeypatch.setattr(cache, "_usage", [])
+    monkeypatch.setattr(build_log, "LOOKUPS", [])
     cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch-pooled", POOLED)
-    assert cache.usage()["cells_built"] == 0 and cache.usage()["cells_reused"] == 3  # a rerun builds nothing
+    assert build_log.usage()["cells_built"] == 0 and build_log.usage()["cells_reused"] == 3  # a rerun builds nothing

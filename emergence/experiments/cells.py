@@ -26,7 +26,6 @@ from emergence.experiments.cache import build_missing, cached
 from emergence.experiments.runner import SECTION_KEYS, run_training, runs_on, training_code_version
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.schema import number
-from emergence.train import resolve_device
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
@@ -114,12 +113,8 @@ def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_p
 def build_cells(cells: list[tuple[dict, bool]], scratch: Path, execution: dict) -> None:
     """Every (cell, with_checkpoints) the cache lacks, built through `execution`'s workers
     where they finish sooner (emergence/executor.py); the stage then reads them as cache hits."""
-    trains = [cell[task_of(cell)]["train"] for cell, _ in cells]
-    devices = {resolve_device(t["device"]).type for t in trains}
     build_missing(scratch, [cell_request(cell, scratch, ckpt) for cell, ckpt in cells], execution,
-                  cell_threads=max([t["threads"] for t in trains], default=0),
-                  device="cpu" if devices <= {"cpu"} else "cuda",
-                  thread_dependent=any("threads" in runs_on(t) for t in trains))
+                  [cell[task_of(cell)]["train"] for cell, _ in cells])
 
 
 def load_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> xr.Dataset:
