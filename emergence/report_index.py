@@ -134,8 +134,19 @@ def _md_table(df: pd.DataFrame) -> str:
     return pipe_table(df.astype(str)) if not df.empty else "_(none)_"
 
 
+def glance_table(rows: list[dict], columns: int = 3) -> pd.DataFrame:
+    """Every verdict in a few lines: (claim, verdict) pairs side by side, `columns` pairs a row,
+    filled down each pair of columns in scorecard order, so the whole scorecard fits one screen."""
+    height = -(-len(rows) // columns)
+    cells = [(r["claim"], coloured(r["verdict"], r["verdict"])) for r in rows]
+    cells += [("", "")] * (height * columns - len(cells))
+    lines = [[x for c in range(columns) for x in cells[c * height + i]] for i in range(height)]
+    return pd.DataFrame(lines, columns=["claim", "verdict"] * columns)
+
+
 def scorecard_markdown(scorecard: dict) -> str:
-    """The scorecard: a tally, then one row per claim with ours beside the paper's number."""
+    """The scorecard: a tally and every verdict at a glance, then one row per claim with ours
+    beside the paper's number."""
     rows = scorecard["claims"]
     tally = ", ".join(f"**{n}** {v}" for v, n in scorecard["tally"].items() if n)
     table = pd.DataFrame([{
@@ -147,7 +158,7 @@ def scorecard_markdown(scorecard: dict) -> str:
         f"thresholds in params.yaml `claims`, tests at α = {scorecard['alpha']}): {tally}. Intervals are at level "
         f"{1 - scorecard['alpha']:.0%}; q is the Benjamini-Hochberg adjustment across the scorecard's tests. The "
         "chapters give each rule's reason and the smallest effect it could detect here.",
-        _md_table(table)])
+        _md_table(glance_table(rows)), _md_table(table)])
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:

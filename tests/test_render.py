@@ -184,3 +184,15 @@ def test_cold_cost_of_a_stage_built_by_workers_shares_its_cells_out(tmp_path):
     cells["x"] = 150.0  # one cell longer than the others together: the longest bounds the wall
     (timings / "a.json").write_text(json.dumps({"stage": "a", **warm}))
     assert stage_timings(tmp_path)["cold seconds"].tolist() == [152.0, 152.0]
+
+
+def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():
+    from emergence.report_index import glance_table
+    rows = [{"claim": f"claim {i}", "verdict": ["reproduced", "inconclusive", "not reproduced"][i % 3]}
+            for i in range(25)]
+    table = glance_table(rows, columns=3)
+    assert table.shape == (9, 6)
+    claims = [table.iloc[i, 2 * c] for c in range(3) for i in range(9)]
+    assert [c for c in claims if c] == [r["claim"] for r in rows]   # down each column, in order
+    verdicts = [table.iloc[i, 2 * c + 1] for c in range(3) for i in range(9) if table.iloc[i, 2 * c]]
+    assert all(r["verdict"] in v for r, v in zip(rows, verdicts))  # each beside its own claim
