@@ -189,12 +189,12 @@ fig.tight_layout()
 
 # %%
 #| label: fig-attention-maps
-#| fig-cap: "Ground-truth A beside the learned attention block (each row from the head that learned that bit) before and after the jump, for the first seeds."
+#| fig-cap: "Ground-truth A beside the learned attention block (each row from the head that learned that bit) before and after the jump, for the first seeds; A is yellow where A_ij = 1; each learned map has its own colour scale (bar beside it), from 0 to its largest weight."
 ck = res["checkpoint_step"].values
 pred_rows = np.arange(S) + S + int(cfg["task"]["separator"]) - 1
 A = res["A"].values
 n_att = min(attention_seeds, n_seeds)
-fig, axes = plt.subplots(n_att, 3, figsize=(8, 2.7 * n_att), squeeze=False)
+fig, axes = plt.subplots(n_att, 3, figsize=(9.5, 2.9 * n_att), squeeze=False, layout="constrained")
 for j in range(n_att):
     plateau_end = ana["plateau_end_step"].values[j]
     solved = ana["solved_step"].values[j] if not ana["solved_censored"].values[j] else ck[-1]
@@ -208,11 +208,13 @@ for j in range(n_att):
         maps[label] = np.stack([full[layer_of[i], head_of[i], pred_rows[i], :S] for i in range(S)])
     for ax, (title, mat) in zip(axes[j], [("ground truth A", A), (f"step {before:,}", maps["before"]),
                                           (f"step {after:,}", maps["after"])]):
-        ax.imshow(mat, cmap="viridis", vmin=0, vmax=1 if title == "ground truth A" else max(1e-6, mat.max()))
+        im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1 if title == "ground truth A" else max(1e-6, mat.max()))
+        ax.grid(False)
+        if title != "ground truth A":  # A is 0 or 1 (dark or yellow)
+            fig.colorbar(im, ax=ax, shrink=0.9, label="attention")
         ax.set_title(f"seed {seeds[j]}: {title}", fontsize=9)
         ax.set_xlabel("input bit j")
         ax.set_ylabel("output bit i")
-fig.tight_layout()
 
 # %% [markdown]
 # ## One row of A at a time
@@ -225,7 +227,8 @@ fig.tight_layout()
 #| fig-cap: "Per-output-bit loss against step (one line per bit of x_1) for the first seeds; dots mark each bit's emergence step. Grey band: where the paper's jumps fall (blog Fig 3, data/paper/figures.yaml: one run at S = 16, s = 3, about 16 separate jumps from ~500 to ~4,600 steps), clipped to this run's budget; ours is the S, s and budget in the chapter's first line."
 fig3 = load_figures()["per_bit_jumps"]
 n_bit_panels = min(4, n_seeds)
-fig, axes = plt.subplots(1, n_bit_panels, figsize=(3.6 * n_bit_panels, 3.3), sharey=True, squeeze=False)
+fig, axes = plt.subplots(1, n_bit_panels, figsize=(3.6 * n_bit_panels + 1, 3.3), sharey=True, squeeze=False,
+                         layout="constrained")
 bit_colors = sns.color_palette("viridis", S)
 for j in range(n_bit_panels):
     ax = axes[0, j]
@@ -241,7 +244,9 @@ for j in range(n_bit_panels):
     ax.set_xlabel("step")
 axes[0, 0].set_ylabel("loss on bit i (nats)")
 axes[0, 0].legend(fontsize=8, loc="upper right")
-fig.tight_layout()
+bits = plt.cm.ScalarMappable(cmap=plt.matplotlib.colors.ListedColormap(bit_colors),
+                             norm=plt.Normalize(-0.5, S - 0.5))
+fig.colorbar(bits, ax=axes[0, :].tolist(), label="output bit i", ticks=range(0, S, max(1, S // 8)))
 
 # %%
 bit_t = ana["unit_emergence_step"].values
@@ -266,9 +271,10 @@ The paper's one run (S = {fig3['state_size']}, s = {fig3['sparsity']}, {fig3['st
 fig, ax = plt.subplots(figsize=(4.4, 4.2))
 for k in range(n_seeds):
     ok = ~bit_c[k]
-    ax.plot(bit_t[k][ok], drop[k][ok], "o", ms=4, color=palette[seeds[k]], alpha=0.8)
+    ax.plot(bit_t[k][ok], drop[k][ok], "o", ms=4, color=palette[seeds[k]], alpha=0.8, label=f"seed {seeds[k]}")
 lim = [0, budget]
 ax.plot(lim, lim, "k:", lw=1)
+ax.legend(fontsize=7, ncol=2, loc="upper left")
 ax.set_xlabel("bit emergence step")
 ax.set_ylabel("entropy-drop step of its head")
 fig.tight_layout()

@@ -68,7 +68,7 @@ Capabilities: {', '.join(caps)}; solved = greedy accuracy ≥ {solved_acc} on th
 
 # %%
 #| label: fig-lm-probes
-#| fig-cap: "Greedy accuracy on each capability's held-out prompts against training step (log scale), every seed, one row per size; a jump from near 0 to near 1 between two checkpoints is an emergence."
+#| fig-cap: "Greedy accuracy on each capability's held-out prompts against training step (log scale), every seed (colours; the same seed has the same colour in every panel), one row per size; a jump from near 0 to near 1 between two checkpoints is an emergence."
 fig, axes = plt.subplots(len(models), len(caps), figsize=(3.3 * len(caps), 2.4 * len(models)), sharex=True,
                          sharey=True, squeeze=False)
 x = np.maximum(steps, 1)
@@ -77,7 +77,7 @@ for r, size in enumerate(models):
         ax = axes[r][c]
         acc = pr["probe_accuracy"].sel(size=size, capability=cap).values
         for k in range(min(n_seed, max_figure_seeds)):
-            ax.plot(x, acc[k], lw=1, alpha=0.8)
+            ax.plot(x, acc[k], lw=1, alpha=0.8, color=f"C{k % 10}", label=f"seed {int(pr['seed'].values[k])}")
         ax.axhline(solved_acc, color="k", ls=":", lw=1)
         ax.set_xscale("log")
         if r == 0:
@@ -86,6 +86,7 @@ for r, size in enumerate(models):
             ax.set_ylabel(f"{size}\naccuracy")
         if r == len(models) - 1:
             ax.set_xlabel("step")
+axes[0][0].legend(fontsize=7, loc="upper left")
 fig.tight_layout()
 
 # %% [markdown]

@@ -206,16 +206,16 @@ if not any(paper_fig6(t, s)[0] for t, s in settings):
 
 # %%
 #| label: fig-mixer-maps
-#| fig-cap: "End-of-training mixing maps of seed 0's best head (last layer) for each architecture on the first linear-map setting, beside the ground-truth pattern; the parent mass is the mean mass of the predicting rows on the true parents."
+#| fig-cap: "End-of-training mixing maps of seed 0's best head (last layer) for each architecture on the first linear-map setting, beside the ground-truth pattern; the parent mass is the mean mass of the predicting rows on the true parents. Each map is divided by its largest weight (one colour bar for all); the ground truth is black where a query row's parent is."
 first_lm = next(((t, s) for t, s in settings if t == "linear_map"), settings[0])
 shown = [a for a in archs if f"{first_lm[0]}-{first_lm[1]}-{a}" in cells]
-fig, axes = plt.subplots(1, len(shown) + 1, figsize=(2.8 * (len(shown) + 1), 3.0))
+fig, axes = plt.subplots(1, len(shown) + 1, figsize=(2.8 * (len(shown) + 1) + 0.8, 3.0), layout="constrained")
 for ax, a in zip(axes, shown):
     ds = cells[f"{first_lm[0]}-{first_lm[1]}-{a}"]
     pm = ds["parent_mass"].isel(seed=0, step=-1, layer=-1).mean(ds["parent_mass"].dims[-1]).values
     h = int(np.nanargmax(pm))
     amap = ds["attention_map"].isel(seed=0, checkpoint_step=-1, layer=-1, head=h).values
-    ax.imshow(amap, cmap="viridis", vmin=0, vmax=np.nanmax(amap))
+    im = ax.imshow(amap / np.nanmax(amap), cmap="viridis", vmin=0, vmax=1)
     ax.set_title(f"{a}\nhead {h}, parent mass {pm[h]:.2f}", fontsize=9)
     ax.set_xticks([])
     ax.set_yticks([])
@@ -224,7 +224,7 @@ axes[-1].imshow(gt, cmap="gray_r")
 axes[-1].set_title("ground truth", fontsize=9)
 axes[-1].set_xticks([])
 axes[-1].set_yticks([])
-fig.tight_layout()
+fig.colorbar(im, ax=axes[:-1].tolist(), shrink=0.85, label="weight / map's largest")
 
 # %%
 #| label: fig-mixer-parent-mass
