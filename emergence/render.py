@@ -74,9 +74,9 @@ def _pandoc(markdown: str, to: str, out: Path, resource_dir: Path, title: str, e
         pypandoc.convert_text(markdown, to, format="markdown", outputfile=str(tmp), extra_args=args)
 
 
-def html_page(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
+def html_page(markdown: str, out: Path, resource_dir: Path, title: str, toc: bool = True) -> None:
     _pandoc(markdown, "html5", out, resource_dir, title,
-            ["--embed-resources", "--mathml", "--toc", "--toc-depth=2", f"--css={CSS}"])
+            ["--embed-resources", "--mathml", *(["--toc", "--toc-depth=2"] if toc else []), f"--css={CSS}"])
 
 
 def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> None:
@@ -110,7 +110,8 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
     for stem, chapter_title, body in pages:
         combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
     with atomic_dir(out_dir) as tmp_out:
-        html_page(index_markdown.replace("{{chapters}}", toc), tmp_out / "index.html", work_dir, title)
+        # no contents box on the entry page: its first screen is the scorecard
+        html_page(index_markdown.replace("{{chapters}}", toc), tmp_out / "index.html", work_dir, title, toc=False)
         for stem, chapter_title, body in pages:
             html_page("[← report index](index.html)\n\n" + body, tmp_out / f"{stem}.html", work_dir, chapter_title)
         pdf_document(combined, tmp_out / "report.pdf", work_dir, title)

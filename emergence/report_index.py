@@ -154,11 +154,12 @@ def scorecard_markdown(scorecard: dict) -> str:
         "verdict": coloured(r["verdict"], r["verdict"]), "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]"
                                                 f"({r['chapter']}.html#{r['figure']})"} for r in rows])
     return "\n\n".join([
-        f"{len(rows)} claims and sub-claims, each decided by a pre-registered rule (emergence/verdicts.py, "
-        f"thresholds in params.yaml `claims`, tests at α = {scorecard['alpha']}): {tally}. Intervals are at level "
-        f"{1 - scorecard['alpha']:.0%}; q is the Benjamini-Hochberg adjustment across the scorecard's tests. The "
-        "chapters give each rule's reason and the smallest effect it could detect here.",
-        _md_table(glance_table(rows)), _md_table(table)])
+        f"{len(rows)} claims and sub-claims: {tally}.", _md_table(glance_table(rows)),
+        f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
+        f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "
+        "Benjamini-Hochberg adjustment across the scorecard's tests. The chapters give each rule's reason and "
+        "the smallest effect it could detect here.",
+        _md_table(table)])
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:

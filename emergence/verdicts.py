@@ -687,3 +687,155 @@ def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str,
         verdict, lead = "inconclusive", loss
     return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict, reason=reason,
                    n=max(time.n, loss.n), censored=time.censored)
+
+
+# --- is it a mirage? (Schaeffer et al. 2023 against the paper's jumps) ---------------------------
+
+def _seed_bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, seed: int) -> tuple[float, float]:
+    """Percentile interval of statistic(rows) over seeds (rows of `values`) resampled."""
+    rng = np.random.default_rng(seed)
+    n = len(values)
+    return _percentiles(np.array([statistic(values[rng.integers(0, n, n)]) for _ in range(n_boot)]), level)
+
+
+def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement: str, max_factor: float,
+                                     alpha: float, paper: str = "", metric: str = "cross-entropy",
+                                     n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """The jump is the model's, not the metric's (Schaeffer et al. 2023): `ratio[seed, unit]` is
+    a unit's rise width on the log-step axis under a continuous metric (`metric`) over its width
+    under the discontinuous one (greedy accuracy, exact match), for units whose discontinuous
+    curve rose; inf where the continuous curve never reached the rise threshold (its rise is
+    wider than the budget shows), NaN where the discontinuous one never rose or no logistic fits.
+    The statistic is the median ratio over units, its interval from resampling seeds.
+    reproduced: the interval's upper end below max_factor (the continuous metric jumps nearly
+    as sharply); not reproduced: its lower end above it (the sharpness is the metric's);
+    inconclusive otherwise, or when no unit rose."""
+    r = np.atleast_2d(np.asarray(ratio, float))
+    median = lambda rows: float(np.quantile(rows[~np.isnan(rows)], 0.5, method="inverted_cdf")) \
+        if (~np.isnan(rows)).any() else float("nan")  # noqa: E731  inf entries stay in: they are large
+    est = median(r)
+    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed)
+    units = int((~np.isnan(r)).sum())
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic=f"median over units of rise width under {metric} / under accuracy", estimate=est,
+                  interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()),
+                  detectable=f"a median width ratio away from {max_factor:g} once the interval excludes it "
+                             f"({units} rises)")
+    if units == 0:
+        return Verdict(**common, verdict="inconclusive",
+                       reason="no unit rose under the discontinuous metric within the budget: a longer budget decides")
+    detail = (f"median width ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] over {units} rises "
+              f"({int(np.isinf(r).sum())} never rose under {metric}); the jump survives below {max_factor:g}")
+    if hi < max_factor:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if lo > max_factor:
+        return Verdict(**common, verdict="not reproduced",
+                       reason=detail + f": under {metric} the rise is that much wider, so the jump is the metric's")
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width: np.ndarray, *, claim: str,
+                               statement: str, min_ratio: float, alpha: float, paper: str = "",
+                               n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """The paper's claim in one number: sharp within a run, random across seeds. For each unit,
+    the Kaplan-Meier interquartile range across seeds of its rise midpoint on the ln-step axis
+    (`midpoint[seed, unit]`; seeds that never rose censored at the budget; inf when the upper
+    quartile is not reached); the statistic is the median over units of that spread over the
+    median within-run 10-to-90% width (`width[seed, unit]`, ln steps) of the rises that
+    happened, its interval from resampling seeds. Large: each run's jump is narrow against the
+    scatter of when it happens. reproduced: the interval's lower end above min_ratio; not
+    reproduced: its upper end below it; inconclusive otherwise, or when no unit rose in a
+    quarter of the seeds."""
+    m = np.atleast_2d(np.asarray(midpoint, float))
+    c = np.atleast_2d(np.asarray(censored, bool))
+    w = np.atleast_2d(np.asarray(width, float))
+    stacked = np.concatenate([m, c, w], axis=1)
+    units = m.shape[1]
+
+    def ratio(rows: np.ndarray) -> float:
+        mm, cc, ww = rows[:, :units], rows[:, units:2 * units].astype(bool), rows[:, 2 * units:]
+        spreads = []
+        for u in range(units):
+            q25, q75 = km_quantile(mm[:, u], cc[:, u], 0.25), km_quantile(mm[:, u], cc[:, u], 0.75)
+            if math.isfinite(q25):
+                spreads.append(q75 - q25)
+        widths = ww[~cc & np.isfinite(ww)]
+        if not spreads or not widths.size:
+            return float("nan")
+        spread = float(np.quantile(spreads, 0.5, method="inverted_cdf"))
+        return spread / float(np.median(widths)) if np.median(widths) > 0 else math.inf
+
+    est = ratio(stacked)
+    lo, hi = _seed_bootstrap(stacked, ratio, n_boot, 1 - alpha, seed)
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic="median over units of the across-seed IQR of the rise midpoint (ln steps) / median "
+                            "within-run rise width", estimate=est, interval=(lo, hi), n=len(m),
+                  censored=int(c.sum()), detectable=f"a ratio away from {min_ratio:g} once the interval excludes it")
+    if math.isnan(est):
+        return Verdict(**common, verdict="inconclusive",
+                       reason="no unit rose in a quarter of the seeds: a longer budget or more seeds decide")
+    detail = f"spread / width {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] against {min_ratio:g}"
+    if lo > min_ratio:
+        return Verdict(**common, verdict="reproduced", reason=detail + ": when a run jumps varies more than how long a jump takes")
+    if hi < min_ratio:
+        return Verdict(**common, verdict="not reproduced",
+                       reason=detail + ": runs jump at similar times, or slowly, so the timing is not what is random")
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, claim: str, statement: str,
+                          alpha: float, resolution: float, paper: str = "", n_perm: int = 2000,
+                          n_boot: int = 2000, seed: int = 0) -> Verdict:
+    """Precursors: the head's attention changes before its unit's loss. `attention_step[seed,
+    unit]` is the change point of the unit's head's attention statistic (its parent mass),
+    `loss_step[seed, unit]` that of the unit's loss; the lead is loss minus attention (steps).
+    The statistic is the median lead over units, its interval from resampling seeds. The sign
+    is tested over seeds (one-sided sign test of each seed's median lead, the seed the unit);
+    the pairing against a null that gives each unit another unit's head of the same seed
+    (attention change points permuted within each seed): a matched head must be closer in time
+    to its own unit than a mismatched one. reproduced: the lead is positive (p < alpha) and the
+    pairing holds (p < alpha); partly: positive but the pairing does not hold (the attention
+    moves first everywhere at once); not reproduced: the loss moves first (the opposite sign
+    test p < alpha); inconclusive otherwise, and whenever the median lead is within one
+    evaluation interval (`resolution` steps): the grid cannot order the two."""
+    a, l = np.atleast_2d(np.asarray(attention_step, float)), np.atleast_2d(np.asarray(loss_step, float))
+    ok = np.isfinite(a) & np.isfinite(l)
+    lead = np.where(ok, l - a, np.nan)
+    med = lambda rows: float(np.nanmedian(rows)) if np.isfinite(rows).any() else float("nan")  # noqa: E731
+    est = med(lead)
+    lo, hi = _seed_bootstrap(lead, med, n_boot, 1 - alpha, seed)
+    per_seed = np.array([np.nanmedian(row) for row in lead if np.isfinite(row).any()])
+    nonzero = per_seed[per_seed != 0]
+    p_first = float(stats.binomtest(int((nonzero > 0).sum()), len(nonzero), 0.5, alternative="greater").pvalue) \
+        if len(nonzero) else float("nan")
+    p_after = float(stats.binomtest(int((nonzero < 0).sum()), len(nonzero), 0.5, alternative="greater").pvalue) \
+        if len(nonzero) else float("nan")
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic="median lead of the head's attention change point over its unit's loss change point (steps)",
+                  estimate=est, interval=(lo, hi), n=len(per_seed), censored=int(len(a) - len(per_seed)),
+                  detectable=f"a lead of one evaluation interval ({resolution:g} steps) in all but "
+                             f"{max(0, int(stats.binom.isf(alpha, len(per_seed), 0.5)))} seeds",
+                  p_value=p_first)
+    if not len(per_seed):
+        return Verdict(**common, verdict="inconclusive", reason="no unit changed in both its loss and its head's attention")
+    rng = np.random.default_rng(seed)
+    observed = float(np.nanmedian(np.abs(lead)))
+    null = np.empty(n_perm)
+    for i in range(n_perm):
+        shuffled = np.array([row[rng.permutation(len(row))] for row in np.where(ok, a, np.nan)])
+        null[i] = np.nanmedian(np.abs(l - shuffled))
+    p_pair = float((1 + np.sum(null <= observed)) / (1 + n_perm))
+    detail = (f"median lead {_fmt(est)} steps [{_fmt(lo)}, {_fmt(hi)}]; attention first in {int((nonzero > 0).sum())} "
+              f"of {len(nonzero)} seeds (sign test p = {p_first:.3g}); own head {_fmt(observed)} steps from its unit "
+              f"against {_fmt(float(np.median(null)))} for another unit's (permutation p = {p_pair:.3g})")
+    if abs(est) < resolution:
+        return Verdict(**common, verdict="inconclusive",
+                       reason=detail + f": within one evaluation interval ({resolution:g} steps), so the grid cannot "
+                                       "order them: denser evaluation decides")
+    if p_first < alpha and p_pair < alpha:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if p_first < alpha:
+        return Verdict(**common, verdict="partly", reason=detail + ": first, but not specifically its own unit's head")
+    if p_after < alpha:
+        return Verdict(**common, verdict="not reproduced", reason=detail + ": the loss moves first")
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")

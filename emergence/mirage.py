@@ -1,0 +1,122 @@
+"""Is the jump a mirage? How sharp a rise is under each metric, what metric non-linearity alone
+predicts, randomness across seeds against sharpness within a run, and whether the attention
+moves before the loss.
+
+Wei et al. (2022) call a jump emergent; Schaeffer, Miranda and Koyejo (2023) show that a
+discontinuous metric can turn a smooth per-token improvement into a jump (exact match over L
+tokens is about p^L). The paper's claims are about training time; they stand only if each
+unit's jump (a bit of the linear map, a cell of the automata, a language-model capability)
+stays sharp under continuous metrics. Every function here takes one curve or one set of runs
+and is pure; the mirage_analyse stage applies them to the stored curves of every run.
+
+Curves are put on one scale first: progress, 0 at chance and 1 when solved, whatever the
+metric (a loss falls from its chance value to 0, an accuracy rises from chance to 1).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import ruptures
+from scipy.optimize import OptimizeWarning, curve_fit
+
+# The 10-to-90% rise of a logistic with scale w spans 2 ln 9 w on its axis.
+TEN_NINETY = 2 * math.log(9)
+
+
+def progress(values: np.ndarray, chance: float, solved: float) -> np.ndarray:
+    """A metric's curve rescaled to 0 at chance and 1 at the solved value (either direction)."""
+    return (np.asarray(values, float) - chance) / (solved - chance)
+
+
+@dataclass(frozen=True)
+class Rise:
+    """A logistic fitted to one progress curve on the log-step axis (natural log).
+    `midpoint` is ln(step) at half the fitted rise, `width` the 10-to-90% span in ln steps
+    (ln(t90 / t10)); a curve that never reaches the rise threshold is `censored`: its midpoint
+    is the budget's ln step (a lower bound) and its width unknown. `aic_gain` is the straight
+    line's AIC minus the logistic's on the same axis (positive: the step shape fits better)."""
+    midpoint: float
+    width: float
+    censored: bool
+    aic_gain: float
+
+
+def _logistic(x, low, high, mid, scale):
+    return low + (high - low) / (1 + np.exp(-(x - mid) / scale))
+
+
+def _aic(residuals: np.ndarray, k: int) -> float:
+    n = residuals.size
+    rss = max(float(np.sum(residuals ** 2)), 1e-12 * n)
+    return n * math.log(rss / n) + 2 * (k + 1)  # + 1: the residual variance
+
+
+def fit_rise(steps: np.ndarray, curve: np.ndarray, threshold: float = 0.5) -> Rise:
+    """The rise of one progress curve (`progress`), fitted where step > 0. Censored where the
+    curve never reaches `threshold` (it never rose within the budget)."""
+    steps, curve = np.asarray(steps, float), np.asarray(curve, float)
+    keep = (steps > 0) & np.isfinite(curve)
+    x, y = np.log(steps[keep]), curve[keep]
+    if x.size < 5:
+        raise ValueError(f"fit_rise: {x.size} points with step > 0; a rise needs at least 5")
+    if y.max() < threshold:
+        return Rise(midpoint=float(x[-1]), width=math.nan, censored=True, aic_gain=math.nan)
+    first = int(np.argmax(y >= threshold))
+    span = max(x[-1] - x[0], 1e-3)
+    start = (float(np.median(y[:max(1, first)])), float(y[first:].max()), float(x[first]), span / 20)
+    lower = (-1.0, 0.0, x[0] - span, span / 1e4)
+    upper = (1.0, 2.0, x[-1] + span, span)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimizeWarning)
+        try:
+            p, _ = curve_fit(_logistic, x, y, p0=np.clip(start, lower, upper), bounds=(lower, upper), maxfev=20000)
+        except RuntimeError:  # no convergence: the rise exists (threshold crossed) but has no logistic shape
+            return Rise(midpoint=float(x[first]), width=math.nan, censored=False, aic_gain=math.nan)
+    line = np.polyfit(x, y, 1)
+    gain = _aic(y - np.polyval(line, x), 2) - _aic(y - _logistic(x, *p), 4)
+    return Rise(midpoint=float(p[2]), width=float(TEN_NINETY * p[3]), censored=False, aic_gain=float(gain))
+
+
+def breakthroughness(curve: np.ndarray) -> float:
+    """BIG-bench's breakthroughness (Srivastava et al. 2022, appendix B) of a curve in step order:
+    I(y) / RootMedianSquare(y_{i+1} - y_i), I(y) = sign(argmax - argmin) (max - min). Large when
+    the change happens in a few large steps; it depends on the evaluation grid, so compare it only
+    between metrics on the same grid."""
+    y = np.asarray(curve, float)
+    y = y[np.isfinite(y)]
+    if y.size < 3:
+        return math.nan
+    rms = math.sqrt(float(np.median(np.diff(y) ** 2)))
+    total = math.copysign(float(y.max() - y.min()), int(np.argmax(y)) - int(np.argmin(y)))
+    return math.inf if rms == 0 and total > 0 else (total / rms if rms > 0 else 0.0)
+
+
+def exact_match_from_units(unit_accuracy: np.ndarray) -> np.ndarray:
+    """The whole answer's exact match that the units' own accuracies predict if their errors were
+    independent (Schaeffer et al.'s metric non-linearity): the product over the last axis."""
+    return np.prod(np.asarray(unit_accuracy, float), axis=-1)
+
+
+def explained_fraction(observed: np.ndarray, predicted: np.ndarray) -> float:
+    """1 - SS(observed - predicted) / SS(observed - its mean): how much of a curve's variation
+    over steps the prediction accounts for (1: all; 0: no better than a flat line)."""
+    o, p = np.asarray(observed, float), np.asarray(predicted, float)
+    ok = np.isfinite(o) & np.isfinite(p)
+    total = float(np.sum((o[ok] - o[ok].mean()) ** 2))
+    return math.nan if total == 0 else 1 - float(np.sum((o[ok] - p[ok]) ** 2)) / total
+
+
+def change_point(steps: np.ndarray, curve: np.ndarray) -> float:
+    """The step at which a curve's single mean shift happens (the exact least-squares split into
+    two constant segments, by ruptures' dynamic programming): the first step of the second
+    segment. NaN for a curve too short to split."""
+    y = np.asarray(curve, float)
+    ok = np.isfinite(y)
+    if ok.sum() < 4:
+        return math.nan
+    s, y = np.asarray(steps, float)[ok], y[ok]
+    (split, _) = ruptures.Dynp(model="l2", min_size=2, jump=1).fit(y.reshape(-1, 1)).predict(n_bkps=1)
+    return float(s[split])

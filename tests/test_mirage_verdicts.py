@@ -1,0 +1,78 @@
+"""The mirage rules, each on synthetic runs built so that its claim holds, fails and cannot be
+decided (the paper gives no number for them, so there is no fourth test on its figures)."""
+import numpy as np
+import pytest
+
+from emergence.verdicts import attention_moves_first, jump_survives_continuous_metrics, sharp_within_random_across
+
+RNG = np.random.default_rng(0)
+COMMON = dict(claim="x", statement="s", alpha=0.1, n_boot=500)
+
+
+def test_a_jump_as_sharp_under_cross_entropy_survives():
+    ratio = 1.2 + 0.1 * RNG.standard_normal((8, 16))
+    assert jump_survives_continuous_metrics(ratio, max_factor=2, **COMMON).verdict == "reproduced"
+
+
+def test_a_jump_only_the_metric_makes_is_a_mirage():
+    ratio = 6 + RNG.standard_normal((8, 16))
+    ratio[0, :3] = np.inf  # some units never rose under the continuous metric at all
+    v = jump_survives_continuous_metrics(ratio, max_factor=2, **COMMON)
+    assert v.verdict == "not reproduced" and v.censored == 3
+
+
+def test_no_rise_leaves_the_metric_question_open():
+    assert jump_survives_continuous_metrics(np.full((4, 8), np.nan), max_factor=2, **COMMON).verdict == "inconclusive"
+    straddles = np.r_[np.full((4, 8), 1.0), np.full((4, 8), 4.0)]
+    assert jump_survives_continuous_metrics(straddles, max_factor=2, **COMMON).verdict == "inconclusive"
+
+
+def test_sharp_jumps_at_scattered_times_are_random_across_seeds():
+    midpoint = 7 + 0.6 * RNG.standard_normal((8, 16))
+    v = sharp_within_random_across(midpoint, np.zeros((8, 16), bool), np.full((8, 16), 0.05), min_ratio=1,
+                                   **COMMON)
+    assert v.verdict == "reproduced" and v.estimate > 5
+
+
+def test_slow_rises_at_one_time_are_not():
+    midpoint = 7 + 0.01 * RNG.standard_normal((8, 16))
+    v = sharp_within_random_across(midpoint, np.zeros((8, 16), bool), np.full((8, 16), 1.0), min_ratio=1, **COMMON)
+    assert v.verdict == "not reproduced"
+
+
+def test_runs_that_never_rise_decide_nothing_about_randomness():
+    v = sharp_within_random_across(np.full((4, 8), 8.0), np.ones((4, 8), bool), np.full((4, 8), np.nan),
+                                   min_ratio=1, **COMMON)
+    assert v.verdict == "inconclusive"
+
+
+def _loss_steps(seeds=8, units=16):
+    return np.round(RNG.uniform(500, 2500, (seeds, units)), -1)
+
+
+def test_attention_that_changes_before_its_own_unit_moves_first():
+    loss = _loss_steps()
+    v = attention_moves_first(loss - 100 - RNG.integers(0, 3, loss.shape) * 50, loss, resolution=50, n_perm=500,
+                              **COMMON)
+    assert v.verdict == "reproduced" and v.estimate >= 100
+
+
+def test_attention_that_changes_after_the_loss_does_not():
+    loss = _loss_steps()
+    v = attention_moves_first(loss + 150, loss, resolution=50, n_perm=500, **COMMON)
+    assert v.verdict == "not reproduced"
+
+
+def test_a_global_attention_shift_first_is_only_partly_a_precursor():
+    loss = _loss_steps()
+    attention = np.repeat(loss.min(1, keepdims=True) - 100, loss.shape[1], axis=1)  # every head at once, early
+    assert attention_moves_first(attention, loss, resolution=50, n_perm=500, **COMMON).verdict == "partly"
+
+
+@pytest.mark.parametrize("lead", [0, 20])
+def test_a_lead_inside_one_evaluation_interval_cannot_be_ordered(lead):
+    loss = _loss_steps()
+    v = attention_moves_first(loss - lead, loss, resolution=50, n_perm=200, **COMMON)
+    assert v.verdict == "inconclusive" and "evaluation" in v.reason
+    assert attention_moves_first(np.full((3, 4), np.nan), np.ones((3, 4)), resolution=50, n_perm=10,
+                                 **COMMON).verdict == "inconclusive"
