@@ -83,6 +83,12 @@ class ReportArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MirageArgs:
+    """The mirage analysis (emergence/mirage.py): when a progress curve counts as having risen."""
+    rise_threshold: float = number(0.01, 0.99)     # progress (0 chance, 1 solved) a rise must reach
+
+
+@dataclass(frozen=True, kw_only=True)
 class ClaimsArgs:
     """The verdict rules' thresholds (emergence/verdicts.py), fixed before the run."""
     alpha: float = number(0.001, 0.5)              # level of every test; intervals at 1 - alpha
@@ -98,6 +104,8 @@ class ClaimsArgs:
     min_speedup: float = number(1.0, 1000.0)       # claim 8: "about ten times faster" = at least this
     few_heads: int = number(1, 1_000_000)          # claim 3: "a few heads" = the top this many
     most_of_gap: float = number(0.0, 1.0)          # claim 3: "most of the gap" = at least this fraction
+    metric_factor: float = number(1.0, 1000.0)     # mirage: a continuous metric's rise at most this much wider
+    random_ratio: float = number(0.0, 1000.0)      # mirage: across-seed spread over within-run width above this
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +118,7 @@ class Params:
     pythia: PythiaArgs
     sweeps: Sweeps
     interventions: Interventions
+    mirage: MirageArgs
     claims: ClaimsArgs
     report: ReportArgs
 

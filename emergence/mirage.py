@@ -37,11 +37,19 @@ class Rise:
     `midpoint` is ln(step) at half the fitted rise, `width` the 10-to-90% span in ln steps
     (ln(t90 / t10)); a curve that never reaches the rise threshold is `censored`: its midpoint
     is the budget's ln step (a lower bound) and its width unknown. `aic_gain` is the straight
-    line's AIC minus the logistic's on the same axis (positive: the step shape fits better)."""
+    line's AIC minus the logistic's on the same axis (positive: the step shape fits better).
+    `grid` is the ln-step span of the evaluation interval around the midpoint: a rise inside
+    one interval fits any width below it, so widths are compared at max(width, grid)."""
     midpoint: float
     width: float
     censored: bool
     aic_gain: float
+    grid: float = math.nan
+
+    @property
+    def resolved_width(self) -> float:
+        """The width the evaluation grid can show: never below one evaluation interval."""
+        return max(self.width, self.grid) if math.isfinite(self.width) else self.width
 
 
 def _logistic(x, low, high, mid, scale):
@@ -64,20 +72,27 @@ def fit_rise(steps: np.ndarray, curve: np.ndarray, threshold: float = 0.5) -> Ri
         raise ValueError(f"fit_rise: {x.size} points with step > 0; a rise needs at least 5")
     if y.max() < threshold:
         return Rise(midpoint=float(x[-1]), width=math.nan, censored=True, aic_gain=math.nan)
+
+    def grid_at(mid: float) -> float:
+        j = int(np.clip(np.searchsorted(x, mid), 1, x.size - 1))
+        return float(x[j] - x[j - 1])
+
     first = int(np.argmax(y >= threshold))
     span = max(x[-1] - x[0], 1e-3)
     start = (float(np.median(y[:max(1, first)])), float(y[first:].max()), float(x[first]), span / 20)
     lower = (-1.0, 0.0, x[0] - span, span / 1e4)
     upper = (1.0, 2.0, x[-1] + span, span)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), np.errstate(over="ignore"):
         warnings.simplefilter("ignore", OptimizeWarning)
         try:
             p, _ = curve_fit(_logistic, x, y, p0=np.clip(start, lower, upper), bounds=(lower, upper), maxfev=20000)
         except RuntimeError:  # no convergence: the rise exists (threshold crossed) but has no logistic shape
-            return Rise(midpoint=float(x[first]), width=math.nan, censored=False, aic_gain=math.nan)
-    line = np.polyfit(x, y, 1)
-    gain = _aic(y - np.polyval(line, x), 2) - _aic(y - _logistic(x, *p), 4)
-    return Rise(midpoint=float(p[2]), width=float(TEN_NINETY * p[3]), censored=False, aic_gain=float(gain))
+            return Rise(midpoint=float(x[first]), width=math.nan, censored=False, aic_gain=math.nan,
+                        grid=grid_at(float(x[first])))
+        line = np.polyfit(x, y, 1)
+        gain = _aic(y - np.polyval(line, x), 2) - _aic(y - _logistic(x, *p), 4)
+    return Rise(midpoint=float(p[2]), width=float(TEN_NINETY * p[3]), censored=False, aic_gain=float(gain),
+                grid=grid_at(float(p[2])))
 
 
 def breakthroughness(curve: np.ndarray) -> float:

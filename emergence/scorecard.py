@@ -21,6 +21,7 @@ import yaml
 
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
+from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, width_ratio
 from emergence.survival import benjamini_hochberg
 from emergence.verdicts import Arm, Verdict
 
@@ -33,11 +34,14 @@ CHAPTERS = {
     "automata": ("05_cellular_automata", "fig-ca-plateau"),
     "language_models": ("06_language_models", "fig-lm-emergence"),
     "mixers": ("07_mixers", "fig-mixer-emergence"),
+    "mirage": ("09_mirage", "fig-mirage-widths"),
 }
 # rows whose figure is not their chapter's first
 FIGURES = {"lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching", "lm-pretraining": "fig-lm-pretraining",
            "lm-pretraining-control": "fig-lm-pretraining", "linear-map-entropy": "fig-entropy-vs-emergence",
-           "linear-map-random-times": "fig-emergence-spread"}
+           "linear-map-random-times": "fig-emergence-spread", "mirage-random-linear-map": "fig-mirage-random",
+           "mirage-random-automata": "fig-mirage-random", "mirage-random-lm": "fig-mirage-random",
+           "mirage-precursor-linear-map": "fig-mirage-precursor", "mirage-precursor-automata": "fig-mirage-precursor"}
 
 
 def arm(ds: xr.Dataset, what: str, cells: Iterable[int] | int) -> Arm:
@@ -437,6 +441,58 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     return out
 
 
+# --- is it a mirage? -----------------------------------------------------------------------------
+
+def _by_seed(arrays: list[np.ndarray]) -> np.ndarray:
+    """Units of several settings measured on the same seeds, side by side: [seed, unit]."""
+    return np.concatenate([a.reshape(a.shape[0], -1) for a in arrays], axis=1)
+
+
+def _lm_by_seed(ds: xr.Dataset, values: np.ndarray) -> np.ndarray:
+    """[size, capability, seed] -> [seed, size x capability]: the seed is the unit."""
+    return np.moveaxis(values, -1, 0).reshape(ds.sizes["seed"], -1)
+
+
+def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
+    """The jumps asked Schaeffer et al.'s question, per task: do they survive a continuous
+    metric, are they sharp within a run and random across seeds, does the attention move first.
+    `mirage` holds the mirage_analyse stage's datasets by name (emergence/experiments/mirage_analysis.py)."""
+    c, out = ctx.c, []
+    common = dict(alpha=c["alpha"], n_boot=c["n_boot"])
+    groups = {"linear-map": ("linear map", [ds for name, ds in mirage.items() if name.startswith("linear_map")], "cross_entropy"),
+              "automata": ("automata", [ds for name, ds in mirage.items() if name.startswith("automata")], "cross_entropy")}
+    for key, (label, sets, continuous) in groups.items():
+        if not sets:
+            continue
+        cont = [ds.sel(unit_metric=continuous) for ds in sets]
+        out.append((f"mirage-metric-{key}", vd.jump_survives_continuous_metrics(
+            _by_seed([width_ratio(ds, continuous) for ds in sets]), claim=f"1 ({label}, metric)",
+            max_factor=c["metric_factor"], metric="cross-entropy",
+            at_grid=float(np.nanmean([at_grid_fraction(ds, continuous) for ds in sets])), **common,
+            **ctx.common(f"mirage-metric-{key}"))))
+        out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
+            _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values == 1 for d in cont]),
+            _by_seed([resolved_width(d) for d in cont]), claim=f"1 ({label}, sharp and random)",
+            min_ratio=c["random_ratio"], **common, **ctx.common(f"mirage-random-{key}"))))
+        out.append((f"mirage-precursor-{key}", vd.attention_moves_first(
+            _by_seed([ds["attention_change_step"].values for ds in sets]),
+            _by_seed([ds["loss_change_step"].values for ds in sets]), claim=f"2 ({label}, attention first)",
+            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"], **common,
+            **ctx.common(f"mirage-precursor-{key}"))))
+    if "language_models" in mirage:
+        ds = mirage["language_models"]
+        cont = ds.sel(unit_metric="p_correct")
+        out.append(("mirage-metric-lm", vd.jump_survives_continuous_metrics(
+            _lm_by_seed(ds, width_ratio(ds, "p_correct")), claim="1 (language models, metric)",
+            max_factor=c["metric_factor"], metric="p(correct)", at_grid=at_grid_fraction(ds, "p_correct"), **common,
+            **ctx.common("mirage-metric-lm"))))
+        out.append(("mirage-random-lm", vd.sharp_within_random_across(
+            _lm_by_seed(ds, cont["unit_midpoint"].values), _lm_by_seed(ds, cont["unit_censored"].values == 1),
+            _lm_by_seed(ds, resolved_width(cont)), claim="1 (language models, sharp and random)",
+            min_ratio=c["random_ratio"], **common, **ctx.common("mirage-random-lm"))))
+    return out
+
+
 # --- the whole scorecard -------------------------------------------------------------------------
 
 
@@ -453,6 +509,7 @@ def scorecard(results: dict, claims: dict, paper: dict) -> list[dict]:
     add("automata", automata_claims(results["ca_state_size_summary"], ctx))
     add("language_models", lm_claims(results["lm_probes"], results["lm_patching"], ctx))
     add("mixers", mixer_claims(results["mixers_summary"], ctx))
+    add("mirage", mirage_claims(results.get("mirage", {}), ctx))
     q = benjamini_hochberg([v.p_value for _, _, v in rows])
     out = []
     for (section, key, v), q_value in zip(rows, q):

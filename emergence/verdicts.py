@@ -700,7 +700,7 @@ def _seed_bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, se
 
 def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement: str, max_factor: float,
                                      alpha: float, paper: str = "", metric: str = "cross-entropy",
-                                     n_boot: int = 2000, seed: int = 0) -> Verdict:
+                                     at_grid: float = float("nan"), n_boot: int = 2000, seed: int = 0) -> Verdict:
     """The jump is the model's, not the metric's (Schaeffer et al. 2023): `ratio[seed, unit]` is
     a unit's rise width on the log-step axis under a continuous metric (`metric`) over its width
     under the discontinuous one (greedy accuracy, exact match), for units whose discontinuous
@@ -709,7 +709,9 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     The statistic is the median ratio over units, its interval from resampling seeds.
     reproduced: the interval's upper end below max_factor (the continuous metric jumps nearly
     as sharply); not reproduced: its lower end above it (the sharpness is the metric's);
-    inconclusive otherwise, or when no unit rose."""
+    inconclusive otherwise, or when no unit rose. `at_grid`, the fraction of rises in which both
+    widths are one evaluation interval (the grid's floor), is reported: there both metrics jump
+    as sharply as the grid can show."""
     r = np.atleast_2d(np.asarray(ratio, float))
     median = lambda rows: float(np.quantile(rows[~np.isnan(rows)], 0.5, method="inverted_cdf")) \
         if (~np.isnan(rows)).any() else float("nan")  # noqa: E731  inf entries stay in: they are large
@@ -725,7 +727,9 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose under the discontinuous metric within the budget: a longer budget decides")
     detail = (f"median width ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] over {units} rises "
-              f"({int(np.isinf(r).sum())} never rose under {metric}); the jump survives below {max_factor:g}")
+              f"({int(np.isinf(r).sum())} never rose under {metric}"
+              + (f"; in {at_grid:.0%} both rise within one evaluation interval" if math.isfinite(at_grid) else "")
+              + f"); the jump survives below {max_factor:g}")
     if hi < max_factor:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if lo > max_factor:
@@ -813,8 +817,8 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median lead of the head's attention change point over its unit's loss change point (steps)",
                   estimate=est, interval=(lo, hi), n=len(per_seed), censored=int(len(a) - len(per_seed)),
-                  detectable=f"a lead of one evaluation interval ({resolution:g} steps) in all but "
-                             f"{max(0, int(stats.binom.isf(alpha, len(per_seed), 0.5)))} seeds",
+                  detectable=f"attention first in at least {int(stats.binom.isf(alpha, len(per_seed), 0.5)) + 1} of "
+                             f"{len(per_seed)} seeds, by more than one evaluation interval ({resolution:g} steps)",
                   p_value=p_first)
     if not len(per_seed):
         return Verdict(**common, verdict="inconclusive", reason="no unit changed in both its loss and its head's attention")
@@ -826,7 +830,7 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
         null[i] = np.nanmedian(np.abs(l - shuffled))
     p_pair = float((1 + np.sum(null <= observed)) / (1 + n_perm))
     detail = (f"median lead {_fmt(est)} steps [{_fmt(lo)}, {_fmt(hi)}]; attention first in {int((nonzero > 0).sum())} "
-              f"of {len(nonzero)} seeds (sign test p = {p_first:.3g}); own head {_fmt(observed)} steps from its unit "
+              f"of {len(nonzero)} seeds ({len(per_seed) - len(nonzero)} tied; sign test p = {p_first:.3g}); own head {_fmt(observed)} steps from its unit "
               f"against {_fmt(float(np.median(null)))} for another unit's (permutation p = {p_pair:.3g})")
     if abs(est) < resolution:
         return Verdict(**common, verdict="inconclusive",

@@ -23,6 +23,7 @@ if __name__ == "__main__":
         paths = pipeline_paths()
         results = {name: read_netcdf(paths[name]) for name in RESULTS}
         results["lm_patching"] = {f.stem: read_netcdf(f) for f in sorted(Path(paths["lm_patching"]).glob("*.nc"))}
+        results["mirage"] = {f.stem: read_netcdf(f) for f in sorted(Path(paths["mirage"]).glob("*.nc"))}
         rows = scorecard(results, params["claims"], read_paper_claims(paper))
         with atomic_path(out) as tmp:
             tmp.write_text(scorecard_json(rows, params["claims"]))

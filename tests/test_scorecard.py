@@ -110,7 +110,7 @@ def test_every_row_links_a_figure_its_chapter_draws():
               for p in (REPO_ROOT / "report" / "chapters").glob("*.py")}
     for section, (chapter, figure) in CHAPTERS.items():
         assert figure in labels[chapter], (section, figure)
-    by_chapter = {"lm-": "06_language_models", "linear-map-": "01_linear_map"}
+    by_chapter = {"lm-": "06_language_models", "linear-map-": "01_linear_map", "mirage-": "09_mirage"}
     for key, figure in FIGURES.items():
         chapter = next(c for prefix, c in by_chapter.items() if key.startswith(prefix))
         assert figure in labels[chapter], (key, figure)

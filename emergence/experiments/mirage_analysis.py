@@ -1,0 +1,175 @@
+"""The mirage analysis of every emergence the report shows: each run's curves under a
+discontinuous metric (greedy accuracy, exact match) and a continuous one (cross-entropy,
+p(correct)), fitted the same way (emergence/mirage.py), with what the units' accuracies
+predict for the whole answer and when the attention moves against the loss.
+
+One dataset per task: the linear map (units are the bits of x_1), the automata (each state
+size of the state-size sweep, control arm; units are cell positions) and the small language
+models (units are capabilities; from-scratch sizes). For a single-token unit the log
+probability of the whole answer is minus its cross-entropy, so on the progress scale the two
+are one curve and only cross-entropy is kept.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import xarray as xr
+
+from emergence import mirage as mi
+
+UNIT_METRICS = ("accuracy", "cross_entropy")            # discontinuous, continuous
+WHOLE_METRICS = ("exact_match", "accuracy", "p_correct", "cross_entropy")
+LM_METRICS = ("accuracy", "p_correct")
+
+
+def _rises(steps: np.ndarray, curves: np.ndarray, threshold: float) -> dict[str, np.ndarray]:
+    """fit_rise over the leading axes of `curves[..., step]`: midpoint, width, censored, aic_gain,
+    breakthroughness, each shaped like the leading axes."""
+    shape = curves.shape[:-1]
+    out = {k: np.full(shape, np.nan) for k in ("midpoint", "width", "grid", "aic_gain", "breakthroughness")}
+    out["censored"] = np.zeros(shape, np.int8)
+    for index in np.ndindex(shape):
+        rise = mi.fit_rise(steps, curves[index], threshold)
+        out["midpoint"][index], out["width"][index], out["aic_gain"][index] = rise.midpoint, rise.width, rise.aic_gain
+        out["grid"][index] = rise.grid
+        out["censored"][index] = rise.censored
+        out["breakthroughness"][index] = mi.breakthroughness(curves[index])
+    return out
+
+
+def _rise_vars(prefix: str, dims: tuple[str, ...], rises: dict) -> dict:
+    text = {"midpoint": "ln(step) at half the fitted rise (the budget's where censored)",
+            "width": "10-to-90% rise width, ln(t90 / t10)",
+            "grid": "ln-step span of the evaluation interval around the midpoint (the narrowest width it can show)",
+            "censored": "1: never reached the rise threshold",
+            "aic_gain": "AIC of a straight line minus that of the logistic (ln-step axis)",
+            "breakthroughness": "BIG-bench breakthroughness of the progress curve"}
+    return {f"{prefix}_{k}": (dims, v, {"long_name": text[k]}) for k, v in rises.items()}
+
+
+def _head_of_unit(parent_mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[seed, unit] (layer, head) with the most final mass on each unit's parents: chosen at the
+    end of training, without looking at when anything changed."""
+    final = parent_mass[:, -1]                          # [seed, layer, head, unit]
+    flat = final.reshape(final.shape[0], -1, final.shape[-1])
+    best = np.nanargmax(np.nan_to_num(flat, nan=-1), axis=1)
+    return np.unravel_index(best, final.shape[1:3])
+
+
+def _change_points(steps: np.ndarray, parent_mass: np.ndarray, unit_loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[seed, unit] change points of the unit's head's parent mass and of the unit's loss."""
+    layer, head = _head_of_unit(parent_mass)
+    n_seed, n_unit = unit_loss.shape[0], unit_loss.shape[-1]
+    attention, loss = np.full((n_seed, n_unit), np.nan), np.full((n_seed, n_unit), np.nan)
+    for k in range(n_seed):
+        for u in range(n_unit):
+            attention[k, u] = mi.change_point(steps, parent_mass[k, :, layer[k, u], head[k, u], u])
+            loss[k, u] = mi.change_point(steps, unit_loss[k, :, u])
+    return attention, loss
+
+
+def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per_unit: int, setting: str,
+                   threshold: float) -> xr.Dataset:
+    """One synthetic task's run file (seed, step, unit curves) as its mirage dataset."""
+    unit = results["unit_loss"].dims[-1]
+    steps = results["step"].values.astype(float)
+    chance_loss = float(results.attrs["chance_loss"])
+    unit_curves = np.stack([mi.progress(results["unit_accuracy"].values, chance_accuracy, 1.0),
+                            mi.progress(results["unit_loss"].values, chance_loss, 0.0)])      # [metric, seed, step, unit]
+    unit_rises = _rises(steps, np.moveaxis(unit_curves, 2, -1), threshold)                   # [metric, seed, unit]
+    whole = {"exact_match": mi.progress(results["exact_match"].values, 0.0, 1.0),
+             "accuracy": mi.progress(results["accuracy"].values, chance_accuracy, 1.0),
+             "p_correct": mi.progress(results["p_correct"].values, chance_accuracy, 1.0),
+             "cross_entropy": mi.progress(results["output_loss"].values, chance_loss, 0.0)}
+    whole_rises = _rises(steps, np.stack([whole[m] for m in WHOLE_METRICS]), threshold)      # [metric, seed]
+    unit_acc = results["unit_accuracy"].values.astype(float)
+    predicted = mi.exact_match_from_units(unit_acc ** positions_per_unit)                    # [seed, step]
+    length = unit_acc.shape[-1] * positions_per_unit
+    power = results["accuracy"].values.astype(float) ** length
+    observed = results["exact_match"].values.astype(float)
+    attention, loss = _change_points(steps, results["parent_mass"].values, results["unit_loss"].values)
+    flat = unit_rises["censored"][1] == 1  # a loss that never fell has no change to time
+    attention, loss = np.where(flat, np.nan, attention), np.where(flat, np.nan, loss)
+    seeds = results["seed"].values
+    return xr.Dataset(
+        {**_rise_vars("unit", ("unit_metric", "seed", unit), unit_rises),
+         **_rise_vars("whole", ("whole_metric", "seed"), whole_rises),
+         "exact_match": (("seed", "step"), observed, {"long_name": "observed exact match of the whole answer"}),
+         "exact_match_from_units": (("seed", "step"), predicted,
+                                    {"long_name": "product over units of accuracy ^ positions: independent errors"}),
+         "exact_match_from_mean": (("seed", "step"), power, {"long_name": "mean accuracy ^ answer length (p^L)"}),
+         "explained_by_units": (("seed",), np.array([mi.explained_fraction(o, p) for o, p in zip(observed, predicted)]),
+                                {"long_name": "fraction of the exact-match curve's variation the units' product explains"}),
+         "explained_by_mean": (("seed",), np.array([mi.explained_fraction(o, p) for o, p in zip(observed, power)]),
+                               {"long_name": "the same for p^L"}),
+         "attention_change_step": (("seed", unit), attention,
+                                   {"long_name": "change point of the parent mass of the unit's head "
+                                                 "(NaN where the unit's loss never fell)"}),
+         "loss_change_step": (("seed", unit), loss, {"long_name": "change point of the unit's loss (NaN where it never fell)"})},
+        coords={"unit_metric": list(UNIT_METRICS), "whole_metric": list(WHOLE_METRICS), "seed": seeds,
+                unit: results[unit].values, "step": steps},
+        attrs={"setting": setting, "unit_dim": unit, "answer_length": int(length),
+               "positions_per_unit": int(positions_per_unit), "rise_threshold": float(threshold),
+               "budget_step": float(steps[-1]), "eval_every": float(np.median(np.diff(steps[-5:]))),
+               "chance_accuracy": float(chance_accuracy), "chance_loss": chance_loss})
+
+
+def linear_map(results: xr.Dataset, threshold: float) -> xr.Dataset:
+    task = json.loads(results.attrs["config"])["linear_map"]["task"]
+    ds = synthetic_task(results, chance_accuracy=0.5, positions_per_unit=1, threshold=threshold,
+                        setting=f"S{task['state_size']:02d}_s{task['sparsity']:02d}")
+    return ds.assign_attrs(task="linear_map")
+
+
+def automata(results: xr.Dataset, threshold: float) -> xr.Dataset:
+    """The control arm (strength 0) of one state size of the state-size sweep."""
+    control = results.sel(strength=0.0)
+    task = json.loads(results.attrs["configs"])[0]["cellular_automata"]["task"]
+    ds = synthetic_task(control, chance_accuracy=float(results.attrs["chance_accuracy"]),
+                        positions_per_unit=task["n_states"] - 1, threshold=threshold,
+                        setting=f"S{int(results.attrs['state_size']):04d}")
+    return ds.assign_attrs(task="cellular_automata", state_size=int(results.attrs["state_size"]))
+
+
+def language_models(probes: xr.Dataset, threshold: float) -> xr.Dataset:
+    """Each from-scratch size's capabilities: greedy accuracy (discontinuous) against p(correct)
+    of the answer (continuous), both from 0. The probes' checkpoints carry no attention
+    statistics, so there is no precursor test here."""
+    sizes = [str(s) for s in probes["size"].values if "+" not in str(s)]
+    p = probes.sel(size=sizes)
+    steps = p["checkpoint_step"].values.astype(float)
+    curves = np.stack([p["probe_accuracy"].values, p["probe_p_correct"].values]).astype(float)  # [metric, size, cap, seed, step]
+    rises = _rises(steps, curves, threshold)
+    return xr.Dataset(_rise_vars("unit", ("unit_metric", "size", "capability", "seed"), rises),
+                      coords={"unit_metric": list(LM_METRICS), "size": sizes,
+                              "capability": p["capability"].values, "seed": p["seed"].values},
+                      attrs={"task": "language_models", "rise_threshold": float(threshold),
+                             "budget_step": float(steps[-1]), "setting": "from-scratch sizes"})
+
+
+def width_ratio(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy") -> np.ndarray:
+    """[seed, unit...] a unit's rise width under `continuous` over its width under `discontinuous`,
+    where the discontinuous curve rose: inf where the continuous one never did, NaN where the
+    discontinuous one never rose or no logistic fitted (the rule's input)."""
+    disc, cont = resolved_width(ds.sel(unit_metric=discontinuous)), resolved_width(ds.sel(unit_metric=continuous))
+    rose = np.isfinite(disc) & (disc > 0)
+    never = ds.sel(unit_metric=continuous)["unit_censored"].values == 1
+    ratio = np.where(never, math.inf, cont / np.where(rose, disc, 1))
+    return np.where(rose, ratio, np.nan)
+
+
+def resolved_width(ds: xr.Dataset) -> np.ndarray:
+    """Rise widths never below one evaluation interval (`Rise.resolved_width`); NaN where censored."""
+    w, g = ds["unit_width"].values, ds["unit_grid"].values
+    return np.where(ds["unit_censored"].values == 1, np.nan, np.where(np.isfinite(w), np.fmax(w, g), np.nan))
+
+
+def at_grid_fraction(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy") -> float:
+    """Of the units whose discontinuous curve rose, the fraction whose rises under both metrics
+    are no wider than one evaluation interval (the grid shows no difference between them)."""
+    disc, cont = ds.sel(unit_metric=discontinuous), ds.sel(unit_metric=continuous)
+    rose = (disc["unit_censored"].values == 0) & np.isfinite(disc["unit_width"].values)
+    sharp = lambda d: (d["unit_censored"].values == 0) & (d["unit_width"].values <= d["unit_grid"].values)  # noqa: E731
+    return float((rose & sharp(disc) & sharp(cont)).sum() / rose.sum()) if rose.any() else math.nan

@@ -1,0 +1,266 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Is it a mirage?
+#
+# Schaeffer, Miranda and Koyejo (NeurIPS 2023) showed that a discontinuous metric can make a
+# smooth improvement look like a jump: exact match over an answer of L tokens is about p^L, so a
+# per-token probability rising steadily gives an exact match that sits at zero and then shoots
+# up. The paper's jumps are in training time and are read off loss and accuracy curves; they
+# stand only if each unit's jump (a bit of the linear map, a cell position of the automata, a
+# language-model capability) stays sharp under a continuous metric. This chapter asks every
+# emergence in the report four questions: is the jump as sharp under cross-entropy (or
+# p(correct)) as under greedy accuracy; how much of the whole answer's exact-match jump the
+# units' own accuracies predict; is each run sharp while the runs are scattered in time; and
+# does the responsible head's attention move before its unit's loss.
+#
+# Every curve is first put on one scale, progress: 0 at chance, 1 when solved (a loss falls
+# from its chance value to 0, an accuracy rises from chance to 1). A logistic is fitted to each
+# progress curve on the log-step axis; its 10-to-90% width is in ln steps (ln(t90 / t10)), and
+# a rise inside one evaluation interval fits any width below that interval, so widths are
+# compared at no less than the interval around the midpoint. Curves that never reach the rise
+# threshold are censored at the budget, never dropped.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, width_ratio
+from emergence.reporting import claims_section, fmt, load, load_folder, md, read_scorecard, setup_style, table
+
+setup_style()
+mirage = load_folder("mirage")
+lm_results = load("linear_map_results")
+synthetic = {name: ds for name, ds in mirage.items() if name != "language_models"}
+lms = mirage["language_models"]
+threshold = float(lms.attrs["rise_threshold"])
+TASK = {"linear_map": "linear map", "cellular_automata": "automata"}
+
+
+def label(ds):
+    if ds.attrs["task"] == "language_models":
+        return "language models"
+    if ds.attrs["task"] == "cellular_automata":
+        return f"automata S = {ds.attrs['state_size']}"
+    S, s_ = ds.attrs["setting"][1:].split("_s")
+    return f"linear map S = {int(S)}, s = {int(s_)}"
+
+
+def nothing(ax, text):
+    """An empty panel that says why."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.3")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def median_of(values, digits=3):
+    """The median of finite-or-infinite values ("∞" for a step inside one interval), n/a if none."""
+    v = np.asarray(values, float)
+    v = v[~np.isnan(v)]
+    if not v.size:
+        return "n/a"
+    m = float(np.quantile(v, 0.5, method="inverted_cdf"))
+    return "∞" if np.isinf(m) else fmt(m, digits)
+
+
+def continuous_of(ds):
+    return "p_correct" if ds.attrs["task"] == "language_models" else "cross_entropy"
+
+
+md(f"Runs analysed: " + "; ".join(
+    f"{label(ds)}: {ds.sizes['seed']} seeds, budget {int(ds.attrs['budget_step']):,} steps" for ds in mirage.values())
+   + f". A curve has risen when its progress reaches {threshold} (`mirage.rise_threshold`).")
+
+# %% [markdown]
+# ## 1. Sharpness under each metric
+
+# %%
+#| label: fig-mirage-widths
+#| fig-cap: "Each unit that rose under greedy accuracy (one dot per seed and unit): its rise width under the continuous metric (cross-entropy; p(correct) for the language models) against its width under accuracy, both in ln steps and never below one evaluation interval. On the diagonal (dotted) the continuous metric jumps as sharply; above the dashed red line its rise is wider by more than the factor the verdict allows (claims.metric_factor); triangles at the top never rose under the continuous metric."
+factor = float(read_scorecard()["thresholds"]["metric_factor"])
+LIM = (5e-3, 30.0)
+fig, axes = plt.subplots(1, len(mirage), figsize=(3.3 * len(mirage), 3.5), squeeze=False)
+for ax, (name, ds) in zip(axes[0], mirage.items()):
+    ax.set_title(label(ds), fontsize=9)
+    disc = resolved_width(ds.sel(unit_metric="accuracy"))
+    cont = resolved_width(ds.sel(unit_metric=continuous_of(ds)))
+    never = ds.sel(unit_metric=continuous_of(ds))["unit_censored"].values == 1
+    ok = np.isfinite(disc)
+    if not ok.any():
+        nothing(ax, "no unit rose\nwithin the budget")
+        continue
+    ax.loglog(disc[ok & ~never], cont[ok & ~never], "o", ms=3, alpha=0.6)
+    ax.plot(disc[ok & never], np.full((ok & never).sum(), LIM[1] / 1.5), "^", mfc="none", color="C3")
+    ax.plot(LIM, LIM, "k:", lw=1)
+    ax.plot(LIM, [factor * LIM[0], factor * LIM[1]], "--", color="C3", lw=1)
+    ax.set_xlim(LIM)
+    ax.set_ylim(LIM)
+    ax.set_xlabel("width, accuracy (ln steps)")
+axes[0][0].set_ylabel("width, continuous metric")
+fig.tight_layout()
+
+# %%
+rows = []
+for name, ds in mirage.items():
+    for metric in ds["unit_metric"].values:
+        d = ds.sel(unit_metric=metric)
+        w = resolved_width(d)
+        rose = d["unit_censored"].values == 0
+        rows.append({"runs": label(ds), "metric": str(metric).replace("_", " "),
+                     "units rose": f"{int(rose.sum())}/{rose.size}",
+                     "median width (ln steps)": fmt(float(np.nanmedian(w))) if np.isfinite(w).any() else "n/a",
+                     "median evaluation interval (ln steps)": fmt(float(np.nanmedian(d["unit_grid"].values[rose])))
+                     if rose.any() else "n/a",
+                     "median AIC gain over a line": fmt(float(np.nanmedian(d["unit_aic_gain"].values[rose])))
+                     if rose.any() else "n/a",
+                     "median breakthroughness": median_of(d["unit_breakthroughness"].values[rose])})
+display(table(pd.DataFrame(rows), index=False))
+
+
+table(pd.DataFrame([{"runs": label(ds), "continuous metric": continuous_of(ds).replace("_", " "),
+                     "width ratio, continuous / accuracy (median)": median_of(width_ratio(ds, continuous_of(ds))),
+                     "never rose under it": int(np.isinf(width_ratio(ds, continuous_of(ds))).sum()),
+                     "both within one evaluation interval": fmt(at_grid_fraction(ds, continuous_of(ds)), 2)}
+                    for ds in mirage.values()]), index=False)
+
+# %% [markdown]
+# The AIC gain is a straight line's AIC on the log-step axis minus the logistic's: positive where
+# the step shape fits better than steady improvement in log steps. Breakthroughness is BIG-bench's
+# (Srivastava et al. 2022): the curve's range over the root median square of its step-to-step
+# changes, large when the change happens in a few large steps; it depends on the evaluation grid,
+# so it is compared only between metrics of the same runs. For a single-token unit the log
+# probability of the answer is minus its cross-entropy, the same progress curve, so only
+# cross-entropy is shown.
+
+# %% [markdown]
+# ## 2. What the units predict for the whole answer
+
+# %%
+#| label: fig-mirage-exact-match
+#| fig-cap: "Exact match of the whole answer against step (solid) beside what metric non-linearity alone predicts from the same run: the product over units of each unit's accuracy raised to its number of positions (dashed: independent errors) and the mean accuracy raised to the answer length L (dotted: Schaeffer et al.'s p^L), for the first seeds of each synthetic task."
+fig, axes = plt.subplots(1, len(synthetic), figsize=(3.6 * len(synthetic), 3.2), squeeze=False, sharey=True)
+for ax, (name, ds) in zip(axes[0], synthetic.items()):
+    steps = ds["step"].values
+    for k in range(min(3, ds.sizes["seed"])):
+        ax.plot(steps, ds["exact_match"].values[k], "-", color=f"C{k}", lw=1.5, label=f"seed {int(ds['seed'].values[k])}")
+        ax.plot(steps, ds["exact_match_from_units"].values[k], "--", color=f"C{k}", lw=1)
+        ax.plot(steps, ds["exact_match_from_mean"].values[k], ":", color=f"C{k}", lw=1)
+    ax.set_title(f"{label(ds)} (L = {ds.attrs['answer_length']})", fontsize=9)
+    ax.set_xlabel("step")
+axes[0][0].set_ylabel("exact match")
+axes[0][0].legend(fontsize=7)
+fig.tight_layout()
+
+# %%
+rows = [{"runs": label(ds), "answer length L": int(ds.attrs["answer_length"]),
+         "final exact match (median)": fmt(float(np.median(ds["exact_match"].values[:, -1]))),
+         "explained by the units' product (median)": median_of(ds["explained_by_units"].values, 2),
+         "explained by p^L (median)": median_of(ds["explained_by_mean"].values, 2)}
+        for ds in synthetic.values()]
+table(pd.DataFrame(rows), index=False)
+
+# %% [markdown]
+# "Explained" is 1 minus the squared error of the prediction over the exact-match curve's own
+# variance across steps (1: the prediction is the curve; 0: no better than its mean; negative:
+# worse; n/a where the exact match never moved). Where the units' product explains the
+# whole-answer curve, its jump is the composition of the units' jumps, and the question the
+# paper's claim turns on is whether each unit's own jump is sharp (section 1). Errors that the
+# product underpredicts are correlated across positions (one misread rule spoils a whole
+# automata sequence). The language models' probes have one-token answers, so there is no
+# longer answer to compose.
+
+# %% [markdown]
+# ## 3. Resolution
+#
+# Not measured in this run: it needs each evaluation example's answer probability at every
+# evaluation step, which the training runs do not store yet; the curves above are means over
+# each run's fixed evaluation set (its size is in the provenance appendix).
+
+# %% [markdown]
+# ## 4. Sharp within a run, random across seeds
+
+# %%
+#| label: fig-mirage-random
+#| fig-cap: "Each unit's rise midpoint under the continuous metric in every seed (dots; open triangles: never rose, drawn at the budget), units along the x-axis, with the median within-run rise width drawn as a bar of that height centred on each unit's median midpoint. Bars much shorter than the scatter of dots mean each jump is sharp while its timing varies across seeds."
+fig, axes = plt.subplots(1, len(mirage), figsize=(3.4 * len(mirage), 3.4), squeeze=False)
+for ax, (name, ds) in zip(axes[0], mirage.items()):
+    d = ds.sel(unit_metric=continuous_of(ds))
+    mid = d["unit_midpoint"].values.reshape(-1, d["unit_midpoint"].shape[-1]) if d["unit_midpoint"].ndim == 2 else \
+        np.moveaxis(d["unit_midpoint"].values, -1, 0).reshape(d.sizes["seed"], -1)
+    cen = (d["unit_censored"].values.reshape(mid.shape) if d["unit_censored"].ndim == 2 else
+           np.moveaxis(d["unit_censored"].values, -1, 0).reshape(mid.shape)) == 1
+    width = float(np.nanmedian(resolved_width(d))) if np.isfinite(resolved_width(d)).any() else np.nan
+    ax.set_title(label(ds), fontsize=9)
+    if cen.all():
+        nothing(ax, "no unit rose\nwithin the budget")
+        continue
+    for u in range(mid.shape[1]):
+        ax.plot(np.full((~cen[:, u]).sum(), u), np.exp(mid[~cen[:, u], u]), "o", ms=3, color="C0", alpha=0.7)
+        ax.plot(np.full(cen[:, u].sum(), u), np.exp(mid[cen[:, u], u]), "^", mfc="none", ms=4, color="C3")
+        if np.isfinite(width) and (~cen[:, u]).any():
+            centre = np.median(mid[~cen[:, u], u])
+            ax.plot([u, u], np.exp([centre - width / 2, centre + width / 2]), "-", color="k", lw=3, alpha=0.6)
+    ax.set_yscale("log")
+    ax.set_xlabel("unit (seed x capability for the language models)" if ds.attrs["task"] == "language_models"
+                  else "unit")
+axes[0][0].set_ylabel("rise midpoint (step)")
+fig.tight_layout()
+
+# %% [markdown]
+# ## 5. Does the attention move first?
+
+# %%
+#| label: fig-mirage-precursor
+#| fig-cap: "Lead of each unit's head's attention over its loss (x-axis): the change point of the loss minus that of the parent mass of the head with the most final mass on the unit's ground-truth parents (positive: the attention moved first), for its own head (blue) and for the heads of the other units of the same seed (grey, the null); one panel per synthetic task. Change points are the exact single mean shift of each curve (ruptures); units whose loss never fell are left out."
+fig, axes = plt.subplots(1, len(synthetic), figsize=(3.8 * len(synthetic), 3.2), squeeze=False, sharey=False)
+for ax, (name, ds) in zip(axes[0], synthetic.items()):
+    a, l = ds["attention_change_step"].values, ds["loss_change_step"].values
+    own = (l - a)[np.isfinite(l - a)]
+    other = np.concatenate([(l[k][:, None] - a[k][None, :])[~np.eye(a.shape[1], dtype=bool)] for k in range(len(a))])
+    other = other[np.isfinite(other)]
+    ax.set_title(label(ds), fontsize=9)
+    if not own.size:
+        nothing(ax, "no unit's loss fell\nwithin the budget")
+        continue
+    bins = np.linspace(min(np.r_[own, other, -1].min(), -100), max(np.r_[own, other, 1].max(), 100), 25)
+    if other.size:
+        ax.hist(other, bins=bins, density=True, color="0.7", label="another unit's head")
+    if own.size:
+        ax.hist(own, bins=bins, density=True, color="C0", alpha=0.7, label="its own head")
+    ax.axvline(0, color="k", lw=1)
+    ax.set_xlabel("lead (steps)")
+axes[0][0].set_ylabel("density")
+axes[0][0].legend(fontsize=7)
+fig.tight_layout()
+
+# %% [markdown]
+# ## 6. Early warning
+#
+# Not built yet: forecasting each run's emergence step from its first part of training.
+
+# %% [markdown]
+# ## Claims
+
+# %%
+claims_section("09_mirage")
+
+# %%
+md("""The metric rule asks whether a continuous metric rises at most `claims.metric_factor` times as wide as
+greedy accuracy (median over units, seeds resampled for the interval); the randomness rule whether the
+across-seed interquartile range of a unit's rise midpoint exceeds the median within-run rise width times
+`claims.random_ratio` (Kaplan-Meier quartiles, so seeds that never rose stay in); the precursor rule whether
+the loss's change point follows the attention's in most seeds (sign test over seeds) and more closely for a
+unit's own head than for another unit's (permutation within seeds), and it says "inconclusive" when the
+median lead is inside one evaluation interval. Each verdict above comes from its rule in emergence/verdicts.py,
+applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the
+scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

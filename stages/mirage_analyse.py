@@ -1,0 +1,24 @@
+"""Stage mirage_analyse: every emergence scored under discontinuous and continuous metrics.
+
+    python -m stages.mirage_analyse LINEAR_MAP_RESULTS CA_STATE_SIZE_CELLS LM_PROBES OUT_DIR
+
+Writes OUT_DIR/linear_map.nc, OUT_DIR/automata-S<size>.nc (the control arm of each state size)
+and OUT_DIR/language_models.nc (emergence/experiments/mirage_analysis.py); the folder replaces
+the old one atomically.
+"""
+import sys
+from pathlib import Path
+
+from emergence.experiments import mirage_analysis as ma
+from emergence.io import atomic_dir, read_netcdf, write_netcdf
+from emergence.stage import stage_run
+
+if __name__ == "__main__":
+    linear_map, ca_cells, probes, out = map(Path, sys.argv[1:])
+    with stage_run("mirage_analyse") as params, atomic_dir(out) as tmp:
+        threshold = params["mirage"]["rise_threshold"]
+        write_netcdf(ma.linear_map(read_netcdf(linear_map), threshold), tmp / "linear_map.nc")
+        for cell in sorted(ca_cells.glob("*.nc")):
+            ds = ma.automata(read_netcdf(cell), threshold)
+            write_netcdf(ds, tmp / f"automata-{ds.attrs['setting']}.nc")
+        write_netcdf(ma.language_models(read_netcdf(probes), threshold), tmp / "language_models.nc")
