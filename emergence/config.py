@@ -86,6 +86,7 @@ class ReportArgs:
 class MirageArgs:
     """The mirage analysis (emergence/mirage.py): when a progress curve counts as having risen."""
     rise_threshold: float = number(0.01, 0.99)     # progress (0 chance, 1 solved) a rise must reach
+    horizon_fraction: float = number(0.01, 1.0)    # early warning: forecast from this fraction of the median rise
 
 
 @dataclass(frozen=True, kw_only=True)

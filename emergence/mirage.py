@@ -19,7 +19,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import ruptures
+from lifelines import CoxPHFitter
+from lifelines.utils import concordance_index
 from scipy.optimize import OptimizeWarning, curve_fit
 
 # The 10-to-90% rise of a logistic with scale w spans 2 ln 9 w on its axis.
@@ -135,3 +138,65 @@ def change_point(steps: np.ndarray, curve: np.ndarray) -> float:
     s, y = np.asarray(steps, float)[ok], y[ok]
     (split, _) = ruptures.Dynp(model="l2", min_size=2, jump=1).fit(y.reshape(-1, 1)).predict(n_bkps=1)
     return float(s[split])
+
+
+def landmark(steps: np.ndarray, curve: np.ndarray, horizon: float, window: int = 4) -> tuple[float, float]:
+    """A curve's level at the last evaluation at or before `horizon` and its slope per ln step over
+    the last `window` evaluations up to there (least squares): what an early-warning forecast may
+    see of it. NaN where fewer than two evaluations (step > 0) come before the horizon."""
+    steps, curve = np.asarray(steps, float), np.asarray(curve, float)
+    seen = (steps > 0) & (steps <= horizon) & np.isfinite(curve)
+    if seen.sum() < 2:
+        return math.nan, math.nan
+    x, y = np.log(steps[seen])[-window:], curve[seen][-window:]
+    return float(y[-1]), float(np.polyfit(x, y, 1)[0])
+
+
+def forecast_concordance(features: np.ndarray, time: np.ndarray, event: np.ndarray, group: np.ndarray,
+                         penalizer: float = 0.1) -> tuple[float, np.ndarray]:
+    """Leave-one-group-out (the seed is the group) forecast of when each unit emerges from its
+    `features[unit, k]`: a Cox model (lifelines) fitted on the other seeds' units ranks the held-out
+    seed's, and the pooled held-out risks are scored by Harrell's concordance, which keeps censored
+    units (`event` False) in every pair it can order. 0.5 is what a forecast that predicts the median
+    for every unit scores (every pair tied); 1 orders every pair. Returns (concordance, held-out risk);
+    NaN where a fold has too few events to fit or nothing is left to order."""
+    x = np.asarray(features, float)
+    t, e, g = np.asarray(time, float), np.asarray(event, bool), np.asarray(group)
+    keep = np.isfinite(x).all(1) & np.isfinite(t)
+    risk = np.full(len(t), np.nan)
+    columns = [f"f{i}" for i in range(x.shape[1])]
+    for held in np.unique(g[keep]):
+        train = keep & (g != held)
+        test = keep & (g == held)
+        if e[train].sum() < 2 or x[train].std(0).min() == 0:
+            continue
+        frame = pd.DataFrame(x[train], columns=columns).assign(time=t[train], event=e[train])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = CoxPHFitter(penalizer=penalizer).fit(frame, duration_col="time", event_col="event")
+        risk[test] = model.predict_partial_hazard(pd.DataFrame(x[test], columns=columns)).to_numpy()
+    scored = np.isfinite(risk)
+    if scored.sum() < 2 or e[scored].sum() == 0:
+        return math.nan, risk
+    return float(concordance_index(t[scored], -risk[scored], e[scored])), risk
+
+
+def concordance_interval(time: np.ndarray, event: np.ndarray, risk: np.ndarray, group: np.ndarray, level: float,
+                         n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """Percentile interval of Harrell's concordance of held-out `risk`, seeds (`group`) resampled."""
+    t, e, r, g = (np.asarray(a) for a in (time, event, risk, group))
+    ok = np.isfinite(r)
+    t, e, r, g = t[ok], e[ok].astype(bool), r[ok], g[ok]
+    seeds = np.unique(g)
+    if len(seeds) < 2:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    boot = []
+    for _ in range(n_boot):
+        pick = np.concatenate([np.flatnonzero(g == k) for k in rng.choice(seeds, len(seeds))])
+        if e[pick].any() and len(np.unique(t[pick])) > 1:
+            boot.append(concordance_index(t[pick], -r[pick], e[pick]))
+    if not boot:
+        return math.nan, math.nan
+    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)

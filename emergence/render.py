@@ -68,10 +68,24 @@ def notebook_to_markdown(nb_path: Path, asset_dir: Path, asset_prefix: str) -> t
     return "\n\n".join(p.strip() for p in parts if p.strip()) + "\n", labels
 
 
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`(?:\{=\w+\})?)", flags=re.S)  # fenced blocks, inline code and raw spans
+_POWER = re.compile(r"(?<![\w^])(\d+|[A-Za-z])\^(\d+|[A-Za-z])(?![\w^])")    # 10^4, p^L
+_INDEX = re.compile(r"(?<![\w~])([A-Za-z])_(\d)(?![\w~])")                   # x_0, x_1
+
+
+def typeset_scripts(markdown: str) -> str:
+    """Plain-text powers and indices (10^4, p^L, x_0) as pandoc superscripts and subscripts, so
+    that both the HTML and the typst PDF set them; code, raw blocks and identifiers
+    (d_head, seeds_per_group) are left as they are."""
+    parts = _CODE.split(markdown)
+    return "".join(part if i % 2 else _INDEX.sub(r"\1~\2~", _POWER.sub(r"\1^\2^", part))
+                   for i, part in enumerate(parts))
+
+
 def _pandoc(markdown: str, to: str, out: Path, resource_dir: Path, title: str, extra: list[str]) -> None:
     args = ["--standalone", f"--resource-path={resource_dir}", "--metadata", f"title={title}", *extra]
     with atomic_path(out, out.suffix) as tmp:
-        pypandoc.convert_text(markdown, to, format="markdown", outputfile=str(tmp), extra_args=args)
+        pypandoc.convert_text(typeset_scripts(markdown), to, format="markdown", outputfile=str(tmp), extra_args=args)
 
 
 def html_page(markdown: str, out: Path, resource_dir: Path, title: str, toc: bool = True) -> None:

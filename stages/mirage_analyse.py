@@ -16,9 +16,9 @@ from emergence.stage import stage_run
 if __name__ == "__main__":
     linear_map, ca_cells, probes, out = map(Path, sys.argv[1:])
     with stage_run("mirage_analyse") as params, atomic_dir(out) as tmp:
-        threshold = params["mirage"]["rise_threshold"]
-        write_netcdf(ma.linear_map(read_netcdf(linear_map), threshold), tmp / "linear_map.nc")
+        args = (params["mirage"]["rise_threshold"], params["mirage"]["horizon_fraction"])
+        write_netcdf(ma.linear_map(read_netcdf(linear_map), *args), tmp / "linear_map.nc")
         for cell in sorted(ca_cells.glob("*.nc")):
-            ds = ma.automata(read_netcdf(cell), threshold)
+            ds = ma.automata(read_netcdf(cell), *args)
             write_netcdf(ds, tmp / f"automata-{ds.attrs['setting']}.nc")
-        write_netcdf(ma.language_models(read_netcdf(probes), threshold), tmp / "language_models.nc")
+        write_netcdf(ma.language_models(read_netcdf(probes), *args), tmp / "language_models.nc")

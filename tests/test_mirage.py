@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from emergence.mirage import (TEN_NINETY, breakthroughness, change_point, exact_match_from_units,
-                              explained_fraction, fit_rise, progress)
+                              explained_fraction, fit_rise, forecast_concordance, landmark, progress)
 
 STEPS = np.unique(np.r_[0, 2 ** np.arange(10), np.arange(50, 3001, 50)]).astype(float)
 
@@ -72,3 +72,36 @@ def test_change_point_finds_the_mean_shift():
     steps = np.arange(50) * 10.0
     assert change_point(steps, y) == 200.0
     assert math.isnan(change_point(steps[:3], y[:3]))
+
+
+def test_landmark_reads_only_what_came_before_the_horizon():
+    steps = np.array([0, 1, 2, 4, 8, 16, 32], float)
+    curve = np.log(np.maximum(steps, 1)) * 0.1
+    level, slope = landmark(steps, curve, horizon=10)
+    assert level == pytest.approx(0.1 * math.log(8)) and slope == pytest.approx(0.1)
+    assert all(math.isnan(v) for v in landmark(steps, curve, horizon=1))
+
+
+def _units(n_seeds=8, per_seed=16, signal=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    feature = rng.normal(size=(n_seeds * per_seed, 2))
+    time = np.exp(6 - signal * feature[:, 0] + 0.1 * rng.normal(size=len(feature)))
+    event = time < np.quantile(time, 0.8)          # the slowest fifth censored at the budget
+    time = np.where(event, time, np.quantile(time, 0.8))
+    return feature, time, event, np.repeat(np.arange(n_seeds), per_seed)
+
+
+def test_a_feature_that_sets_the_emergence_time_forecasts_it():
+    c, risk = forecast_concordance(*_units(signal=1.0))
+    assert c > 0.9 and np.isfinite(risk).all()
+
+
+def test_an_unrelated_feature_forecasts_no_better_than_the_median():
+    c, _ = forecast_concordance(*_units(signal=0.0))
+    assert abs(c - 0.5) < 0.1
+
+
+def test_a_forecast_needs_events_to_learn_from():
+    feature, time, event, group = _units()
+    c, risk = forecast_concordance(feature, time, np.zeros_like(event), group)
+    assert math.isnan(c) and np.isnan(risk).all()

@@ -196,3 +196,12 @@ def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():
     assert [c for c in claims if c] == [r["claim"] for r in rows]   # down each column, in order
     verdicts = [table.iloc[i, 2 * c + 1] for c in range(3) for i in range(9) if table.iloc[i, 2 * c]]
     assert all(r["verdict"] in v for r, v in zip(rows, verdicts))  # each beside its own claim
+
+
+def test_powers_and_indices_are_typeset_but_code_and_identifiers_are_not():
+    from emergence.render import typeset_scripts
+    text = "at 10^4 steps, p^L and x_0 x_1; d_head, seeds_per_group, `x_0 10^4` and ```{=typst}\n#x^2\n```"
+    out = typeset_scripts(text)
+    assert "10^4^ steps" in out and "p^L^ and" in out and "x~0~ x~1~" in out
+    assert "d_head, seeds_per_group" in out and "`x_0 10^4`" in out and "#x^2" in out
+    assert typeset_scripts(out) == out  # already typeset text is left alone

@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from emergence import mirage as mi
+from emergence.survival import km_median
 
 UNIT_METRICS = ("accuracy", "cross_entropy")            # discontinuous, continuous
 WHOLE_METRICS = ("exact_match", "accuracy", "p_correct", "cross_entropy")
@@ -70,8 +71,41 @@ def _change_points(steps: np.ndarray, parent_mass: np.ndarray, unit_loss: np.nda
     return attention, loss
 
 
+def early_warning(steps: np.ndarray, rise_midpoint: np.ndarray, rise_censored: np.ndarray, curves: dict,
+                  fraction: float, level: float = 0.9) -> tuple[np.ndarray, dict]:
+    """Forecast each unit's rise step (`rise_midpoint[seed, unit]`, ln steps; censored at the
+    budget) from what its curves (`curves[name][seed, step, unit]`, e.g. progress under the
+    continuous metric, the best head's parent mass) show up to a horizon, a `fraction` of the
+    setting's Kaplan-Meier median rise step, for the units that had not risen by then; seeds
+    left out one at a time (emergence/mirage.py). Returns the held-out risk [seed, unit] (NaN
+    for units not forecast) and the attributes: concordance with its seed-bootstrap interval at
+    `level`, horizon step, units forecast."""
+    t = np.exp(rise_midpoint)
+    median = km_median(t.ravel(), rise_censored.ravel().astype(bool))
+    horizon = fraction * (median if math.isfinite(median) else float(steps[-1]))
+    at_risk = t > horizon
+    seeds, units = np.nonzero(at_risk)
+    features = []
+    for k, u in zip(seeds, units):
+        row = []
+        for curve in curves.values():
+            row.extend(mi.landmark(steps, curve[k, :, u], horizon))
+        features.append(row)
+    risk = np.full(t.shape, np.nan)
+    concordance, interval = math.nan, (math.nan, math.nan)
+    if len(seeds) and len(np.unique(seeds)) > 2:
+        event = ~rise_censored[at_risk].astype(bool)
+        concordance, held = mi.forecast_concordance(np.array(features), t[at_risk], event, seeds)
+        risk[at_risk] = held
+        interval = mi.concordance_interval(t[at_risk], event, held, seeds, level)
+    return risk, {"forecast_concordance": float(concordance), "forecast_concordance_interval": list(interval),
+                  "forecast_horizon_step": float(horizon),
+                  "forecast_horizon_fraction": float(fraction), "forecast_units": int(at_risk.sum()),
+                  "forecast_features": ", ".join(f"{name} (level, slope)" for name in curves)}
+
+
 def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per_unit: int, setting: str,
-                   threshold: float) -> xr.Dataset:
+                   threshold: float, horizon_fraction: float) -> xr.Dataset:
     """One synthetic task's run file (seed, step, unit curves) as its mirage dataset."""
     unit = results["unit_loss"].dims[-1]
     steps = results["step"].values.astype(float)
@@ -92,6 +126,12 @@ def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per
     attention, loss = _change_points(steps, results["parent_mass"].values, results["unit_loss"].values)
     flat = unit_rises["censored"][1] == 1  # a loss that never fell has no change to time
     attention, loss = np.where(flat, np.nan, attention), np.where(flat, np.nan, loss)
+    parent_mass = results["parent_mass"].values                                   # [seed, step, layer, head, unit]
+    seen = {"cross-entropy progress": unit_curves[1],
+            "best head's parent mass": np.nanmax(parent_mass.reshape(*parent_mass.shape[:2], -1, parent_mass.shape[-1]), 2),
+            "least head entropy": np.nanmin(results["attention_entropy"].values.reshape(
+                *parent_mass.shape[:2], -1, parent_mass.shape[-1]), 2)}
+    risk, forecast = early_warning(steps, unit_rises["midpoint"][0], unit_rises["censored"][0], seen, horizon_fraction)
     seeds = results["seed"].values
     return xr.Dataset(
         {**_rise_vars("unit", ("unit_metric", "seed", unit), unit_rises),
@@ -107,33 +147,35 @@ def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per
          "attention_change_step": (("seed", unit), attention,
                                    {"long_name": "change point of the parent mass of the unit's head "
                                                  "(NaN where the unit's loss never fell)"}),
-         "loss_change_step": (("seed", unit), loss, {"long_name": "change point of the unit's loss (NaN where it never fell)"})},
+         "loss_change_step": (("seed", unit), loss, {"long_name": "change point of the unit's loss (NaN where it never fell)"}),
+         "forecast_risk": (("seed", unit), risk, {"long_name": "held-out forecast risk of rising (higher: sooner); "
+                                                               "NaN where not forecast"})},
         coords={"unit_metric": list(UNIT_METRICS), "whole_metric": list(WHOLE_METRICS), "seed": seeds,
                 unit: results[unit].values, "step": steps},
         attrs={"setting": setting, "unit_dim": unit, "answer_length": int(length),
                "positions_per_unit": int(positions_per_unit), "rise_threshold": float(threshold),
                "budget_step": float(steps[-1]), "eval_every": float(np.median(np.diff(steps[-5:]))),
-               "chance_accuracy": float(chance_accuracy), "chance_loss": chance_loss})
+               "chance_accuracy": float(chance_accuracy), "chance_loss": chance_loss, **forecast})
 
 
-def linear_map(results: xr.Dataset, threshold: float) -> xr.Dataset:
+def linear_map(results: xr.Dataset, threshold: float, horizon_fraction: float) -> xr.Dataset:
     task = json.loads(results.attrs["config"])["linear_map"]["task"]
     ds = synthetic_task(results, chance_accuracy=0.5, positions_per_unit=1, threshold=threshold,
-                        setting=f"S{task['state_size']:02d}_s{task['sparsity']:02d}")
+                        horizon_fraction=horizon_fraction, setting=f"S{task['state_size']:02d}_s{task['sparsity']:02d}")
     return ds.assign_attrs(task="linear_map")
 
 
-def automata(results: xr.Dataset, threshold: float) -> xr.Dataset:
+def automata(results: xr.Dataset, threshold: float, horizon_fraction: float) -> xr.Dataset:
     """The control arm (strength 0) of one state size of the state-size sweep."""
     control = results.sel(strength=0.0)
     task = json.loads(results.attrs["configs"])[0]["cellular_automata"]["task"]
     ds = synthetic_task(control, chance_accuracy=float(results.attrs["chance_accuracy"]),
-                        positions_per_unit=task["n_states"] - 1, threshold=threshold,
+                        positions_per_unit=task["n_states"] - 1, threshold=threshold, horizon_fraction=horizon_fraction,
                         setting=f"S{int(results.attrs['state_size']):04d}")
     return ds.assign_attrs(task="cellular_automata", state_size=int(results.attrs["state_size"]))
 
 
-def language_models(probes: xr.Dataset, threshold: float) -> xr.Dataset:
+def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: float) -> xr.Dataset:
     """Each from-scratch size's capabilities: greedy accuracy (discontinuous) against p(correct)
     of the answer (continuous), both from 0. The probes' checkpoints carry no attention
     statistics, so there is no precursor test here."""
@@ -142,11 +184,18 @@ def language_models(probes: xr.Dataset, threshold: float) -> xr.Dataset:
     steps = p["checkpoint_step"].values.astype(float)
     curves = np.stack([p["probe_accuracy"].values, p["probe_p_correct"].values]).astype(float)  # [metric, size, cap, seed, step]
     rises = _rises(steps, curves, threshold)
-    return xr.Dataset(_rise_vars("unit", ("unit_metric", "size", "capability", "seed"), rises),
+    by_seed = lambda a: np.moveaxis(a, -1, 0).reshape(a.shape[-1], -1)  # noqa: E731  [size, cap, seed] -> [seed, unit]
+    seen = {"p(correct)": np.moveaxis(curves[1], (2, 3), (0, 1)).reshape(curves.shape[3], curves.shape[4], -1)}
+    risk, forecast = early_warning(steps, by_seed(rises["midpoint"][0]), by_seed(rises["censored"][0]), seen,
+                                   horizon_fraction)
+    risk = np.moveaxis(risk.reshape(p.sizes["seed"], len(sizes), -1), 0, -1)
+    return xr.Dataset({**_rise_vars("unit", ("unit_metric", "size", "capability", "seed"), rises),
+                       "forecast_risk": (("size", "capability", "seed"), risk,
+                                         {"long_name": "held-out forecast risk of rising; NaN where not forecast"})},
                       coords={"unit_metric": list(LM_METRICS), "size": sizes,
                               "capability": p["capability"].values, "seed": p["seed"].values},
                       attrs={"task": "language_models", "rise_threshold": float(threshold),
-                             "budget_step": float(steps[-1]), "setting": "from-scratch sizes"})
+                             "budget_step": float(steps[-1]), "setting": "from-scratch sizes", **forecast})
 
 
 def width_ratio(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy") -> np.ndarray:
