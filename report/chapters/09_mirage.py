@@ -33,7 +33,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, width_ratio
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
@@ -54,6 +54,26 @@ def label(ds):
         return f"automata S = {ds.attrs['state_size']}"
     S, s_ = ds.attrs["setting"][1:].split("_s")
     return f"linear map S = {int(S)}, s = {int(s_)}"
+
+
+def panels(n, width=3.6, height=3.2, **kw):
+    """n panels, three to a row (legible on a PDF page); the unused ones hidden. Returns
+    (figure, axes as a 1 x n array)."""
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, **kw)
+    flat = axes.ravel()
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n][None, :]
+
+
+def tidy(fig):
+    """No labels on the x-axes' minor log ticks (they run into each other when an axis spans
+    less than a decade)."""
+    for ax in fig.axes:
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    fig.tight_layout()
 
 
 def nothing(ax, text):
@@ -92,7 +112,7 @@ md(f"Runs analysed: " + "; ".join(
 #| fig-cap: "Each unit that rose under greedy accuracy (one dot per seed and unit): its rise width under the continuous metric (cross-entropy; p(correct) for the language models) against its width under accuracy, both in ln steps and never below one evaluation interval. On the diagonal (dotted) the continuous metric jumps as sharply; above the dashed red line its rise is wider by more than the factor the verdict allows (claims.metric_factor); triangles at the top never rose under the continuous metric."
 factor = float(read_scorecard()["thresholds"]["metric_factor"])
 LIM = (5e-3, 30.0)
-fig, axes = plt.subplots(1, len(mirage), figsize=(3.3 * len(mirage), 3.5), squeeze=False)
+fig, axes = panels(len(mirage), height=3.5)
 for ax, (name, ds) in zip(axes[0], mirage.items()):
     ax.set_title(label(ds), fontsize=9)
     disc = resolved_width(ds.sel(unit_metric="accuracy"))
@@ -109,8 +129,9 @@ for ax, (name, ds) in zip(axes[0], mirage.items()):
     ax.set_xlim(LIM)
     ax.set_ylim(LIM)
     ax.set_xlabel("width, accuracy (ln steps)")
-axes[0][0].set_ylabel("width, continuous metric")
-fig.tight_layout()
+for ax in axes[0][::3]:
+    ax.set_ylabel("width, continuous metric")
+tidy(fig)
 
 # %%
 rows = []
@@ -151,7 +172,7 @@ table(pd.DataFrame([{"runs": label(ds), "continuous metric": METRIC[continuous_o
 # %%
 #| label: fig-mirage-exact-match
 #| fig-cap: "Exact match of the whole answer against step (solid) beside what metric non-linearity alone predicts from the same run: the product over units of each unit's accuracy raised to its number of positions (dashed: independent errors) and the mean accuracy raised to the answer length L (dotted: p^L, the prediction of Schaeffer et al.), for the first seeds of each synthetic task."
-fig, axes = plt.subplots(1, len(synthetic), figsize=(3.6 * len(synthetic), 3.2), squeeze=False, sharey=True)
+fig, axes = panels(len(synthetic))
 for ax, (name, ds) in zip(axes[0], synthetic.items()):
     steps = ds["step"].values
     for k in range(min(3, ds.sizes["seed"])):
@@ -160,9 +181,10 @@ for ax, (name, ds) in zip(axes[0], synthetic.items()):
         ax.plot(steps, ds["exact_match_from_mean"].values[k], ":", color=f"C{k}", lw=1)
     ax.set_title(f"{label(ds)} (L = {ds.attrs['answer_length']})", fontsize=9)
     ax.set_xlabel("step")
-axes[0][0].set_ylabel("exact match")
+for ax in axes[0][::3]:
+    ax.set_ylabel("exact match")
 axes[0][0].legend(fontsize=7)
-fig.tight_layout()
+tidy(fig)
 
 # %%
 rows = [{"runs": label(ds), "answer length L": int(ds.attrs["answer_length"]),
@@ -195,7 +217,7 @@ table(pd.DataFrame(rows), index=False)
 # %%
 #| label: fig-mirage-random
 #| fig-cap: "Each unit's rise midpoint under the continuous metric in every seed (dots; open triangles: never rose, drawn at the budget), units along the x-axis, with the median within-run rise width drawn as a bar of that height centred on each unit's median midpoint. Bars much shorter than the scatter of dots mean each jump is sharp while its timing varies across seeds."
-fig, axes = plt.subplots(1, len(mirage), figsize=(3.4 * len(mirage), 3.4), squeeze=False)
+fig, axes = panels(len(mirage), height=3.4)
 for ax, (name, ds) in zip(axes[0], mirage.items()):
     d = ds.sel(unit_metric=continuous_of(ds))
     mid = d["unit_midpoint"].values.reshape(-1, d["unit_midpoint"].shape[-1]) if d["unit_midpoint"].ndim == 2 else \
@@ -214,10 +236,11 @@ for ax, (name, ds) in zip(axes[0], mirage.items()):
             centre = np.median(mid[~cen[:, u], u])
             ax.plot([u, u], np.exp([centre - width / 2, centre + width / 2]), "-", color="k", lw=3, alpha=0.6)
     ax.set_yscale("log")
-    ax.set_xlabel("unit (seed x capability for the language models)" if ds.attrs["task"] == "language_models"
-                  else "unit")
-axes[0][0].set_ylabel("rise midpoint (step)")
-fig.tight_layout()
+    ax.set_xlabel("unit (size x capability)" if ds.attrs["task"] == "language_models" else "unit")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+for ax in axes[0][::3]:
+    ax.set_ylabel("rise midpoint (step)")
+tidy(fig)
 
 # %% [markdown]
 # ## 5. Does the attention move first?
@@ -225,7 +248,7 @@ fig.tight_layout()
 # %%
 #| label: fig-mirage-precursor
 #| fig-cap: "Lead of each unit's head's attention over its loss (x-axis): the change point of the loss minus that of the parent mass of the head with the most final mass on the unit's ground-truth parents (positive: the attention moved first), for its own head (blue) and for the heads of the other units of the same seed (grey, the null); one panel per synthetic task. Change points are the exact single mean shift of each curve (ruptures); units whose loss never fell are left out."
-fig, axes = plt.subplots(1, len(synthetic), figsize=(3.8 * len(synthetic), 3.2), squeeze=False, sharey=False)
+fig, axes = panels(len(synthetic), width=3.8)
 for ax, (name, ds) in zip(axes[0], synthetic.items()):
     a, l = ds["attention_change_step"].values, ds["loss_change_step"].values
     own = (l - a)[np.isfinite(l - a)]
@@ -242,9 +265,10 @@ for ax, (name, ds) in zip(axes[0], synthetic.items()):
         ax.hist(own, bins=bins, density=True, color="C0", alpha=0.7, label="its own head")
     ax.axvline(0, color="k", lw=1)
     ax.set_xlabel("lead (steps)")
-axes[0][0].set_ylabel("density")
+for ax in axes[0][::3]:
+    ax.set_ylabel("density")
 axes[0][0].legend(fontsize=7)
-fig.tight_layout()
+tidy(fig)
 
 # %% [markdown]
 # ## 6. Early warning
@@ -265,7 +289,7 @@ md("Features: " + "; ".join(f"{label(ds)}: {ds.attrs['forecast_features']}" for 
 # %%
 #| label: fig-mirage-forecast
 #| fig-cap: "Held-out forecast risk (higher: expected to rise sooner) against the step at which each unit rose under accuracy (open triangles: never rose, drawn at the budget), for the units still on their plateau at the horizon (dashed), one panel per setting; concordance (C) in the title, 0.5 for predicting the median."
-fig, axes = plt.subplots(1, len(mirage), figsize=(3.3 * len(mirage), 3.3), squeeze=False)
+fig, axes = panels(len(mirage), height=3.4)
 for ax, (name, ds) in zip(axes[0], mirage.items()):
     c = ds.attrs.get("forecast_concordance", np.nan)
     ax.set_title(f"{label(ds)}\nC = {fmt(c, 2)}", fontsize=9)
@@ -282,8 +306,9 @@ for ax, (name, ds) in zip(axes[0], mirage.items()):
     ax.axvline(ds.attrs["forecast_horizon_step"], ls="--", color="0.5", lw=1)
     ax.set_yscale("log")
     ax.set_xlabel("rise step")
-axes[0][0].set_ylabel("forecast risk")
-fig.tight_layout()
+for ax in axes[0][::3]:
+    ax.set_ylabel("forecast risk")
+tidy(fig)
 
 # %%
 table(pd.DataFrame([{"runs": label(ds), "horizon (step)": fmt_step(ds.attrs["forecast_horizon_step"]),
