@@ -87,6 +87,8 @@ class MirageArgs:
     """The mirage analysis (emergence/mirage.py): when a progress curve counts as having risen."""
     rise_threshold: float = number(0.01, 0.99)     # progress (0 chance, 1 solved) a rise must reach
     horizon_fraction: float = number(0.01, 1.0)    # early warning: forecast from this fraction of the median rise
+    min_subsample: int = number(1, 1_000_000)      # resolution: the smallest test set drawn from the evaluation set
+    subsample_draws: int = number(1, 100_000)      # resolution: test sets drawn per size
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +109,7 @@ class ClaimsArgs:
     most_of_gap: float = number(0.0, 1.0)          # claim 3: "most of the gap" = at least this fraction
     metric_factor: float = number(1.0, 1000.0)     # mirage: a continuous metric's rise at most this much wider
     random_ratio: float = number(0.0, 1000.0)      # mirage: across-seed spread over within-run width above this
+    resolution_intervals: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this far
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,11 +19,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import ruptures
-from lifelines import CoxPHFitter
-from lifelines.utils import concordance_index
 from scipy.optimize import OptimizeWarning, curve_fit
+from sksurv.linear_model import CoxPHSurvivalAnalysis
+from sksurv.metrics import concordance_index_censored
+from sksurv.util import Surv
 
 # The 10-to-90% rise of a logistic with scale w spans 2 ln 9 w on its axis.
 TEN_NINETY = 2 * math.log(9)
@@ -152,33 +152,40 @@ def landmark(steps: np.ndarray, curve: np.ndarray, horizon: float, window: int =
     return float(y[-1]), float(np.polyfit(x, y, 1)[0])
 
 
+def concordance(time: np.ndarray, event: np.ndarray, risk: np.ndarray) -> float:
+    """Harrell's concordance of `risk` (higher: sooner) with event times that may be censored
+    (scikit-survival): the fraction of orderable pairs the risk orders right, ties counted half."""
+    return float(concordance_index_censored(np.asarray(event, bool), np.asarray(time, float),
+                                            np.asarray(risk, float))[0])
+
+
 def forecast_concordance(features: np.ndarray, time: np.ndarray, event: np.ndarray, group: np.ndarray,
-                         penalizer: float = 0.1) -> tuple[float, np.ndarray]:
+                         penalty: float = 0.1) -> tuple[float, np.ndarray]:
     """Leave-one-group-out (the seed is the group) forecast of when each unit emerges from its
-    `features[unit, k]`: a Cox model (lifelines) fitted on the other seeds' units ranks the held-out
-    seed's, and the pooled held-out risks are scored by Harrell's concordance, which keeps censored
-    units (`event` False) in every pair it can order. 0.5 is what a forecast that predicts the median
-    for every unit scores (every pair tied); 1 orders every pair. Returns (concordance, held-out risk);
+    `features[unit, k]` (standardised on the training seeds): a ridge-penalised Cox model
+    (scikit-survival) fitted on the other seeds' units ranks the held-out seed's, and the pooled
+    held-out risks are scored by Harrell's concordance, which keeps censored units (`event`
+    False) in every pair it can order. 0.5 is what a forecast that predicts the median for every
+    unit scores (every pair tied); 1 orders every pair. Returns (concordance, held-out risk);
     NaN where a fold has too few events to fit or nothing is left to order."""
     x = np.asarray(features, float)
     t, e, g = np.asarray(time, float), np.asarray(event, bool), np.asarray(group)
     keep = np.isfinite(x).all(1) & np.isfinite(t)
     risk = np.full(len(t), np.nan)
-    columns = [f"f{i}" for i in range(x.shape[1])]
     for held in np.unique(g[keep]):
-        train = keep & (g != held)
-        test = keep & (g == held)
-        if e[train].sum() < 2 or x[train].std(0).min() == 0:
+        train, test = keep & (g != held), keep & (g == held)
+        scale = x[train].std(0)
+        if e[train].sum() < 2 or (scale == 0).any():
             continue
-        frame = pd.DataFrame(x[train], columns=columns).assign(time=t[train], event=e[train])
+        centre = x[train].mean(0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = CoxPHFitter(penalizer=penalizer).fit(frame, duration_col="time", event_col="event")
-        risk[test] = model.predict_partial_hazard(pd.DataFrame(x[test], columns=columns)).to_numpy()
+            model = CoxPHSurvivalAnalysis(alpha=penalty).fit((x[train] - centre) / scale, Surv.from_arrays(e[train], t[train]))
+        risk[test] = model.predict((x[test] - centre) / scale)
     scored = np.isfinite(risk)
     if scored.sum() < 2 or e[scored].sum() == 0:
         return math.nan, risk
-    return float(concordance_index(t[scored], -risk[scored], e[scored])), risk
+    return concordance(t[scored], e[scored], risk[scored]), risk
 
 
 def concordance_interval(time: np.ndarray, event: np.ndarray, risk: np.ndarray, group: np.ndarray, level: float,
@@ -195,8 +202,26 @@ def concordance_interval(time: np.ndarray, event: np.ndarray, risk: np.ndarray, 
     for _ in range(n_boot):
         pick = np.concatenate([np.flatnonzero(g == k) for k in rng.choice(seeds, len(seeds))])
         if e[pick].any() and len(np.unique(t[pick])) > 1:
-            boot.append(concordance_index(t[pick], -r[pick], e[pick]))
+            boot.append(concordance(t[pick], e[pick], r[pick]))
     if not boot:
         return math.nan, math.nan
     lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
+
+
+def subsampled_emergence(steps: np.ndarray, correct: np.ndarray, n: int, draws: int, threshold: float,
+                         before: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """What a test set of `n` of the evaluation examples would have shown (Schaeffer et al.'s
+    resolution argument): `correct[example, step]` is whether each example's answer was right.
+    For `draws` sets drawn without replacement: the first step at which the set's accuracy
+    reaches `threshold` (inf: never), and the fraction of the steps before `before` (the full
+    set's emergence step) at which the set's accuracy is exactly zero."""
+    correct = np.asarray(correct, float)
+    steps = np.asarray(steps, float)
+    picks = np.stack([rng.choice(correct.shape[0], n, replace=False) for _ in range(draws)])
+    accuracy = correct[picks].mean(1)                                   # [draw, step]
+    hit = accuracy >= threshold
+    first = np.where(hit.any(1), steps[hit.argmax(1)], math.inf)
+    early = steps < before
+    zeros = (accuracy[:, early] == 0).mean(1) if early.any() else np.full(draws, math.nan)
+    return first, zeros

@@ -41,7 +41,8 @@ FIGURES = {"lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching",
            "lm-pretraining-control": "fig-lm-pretraining", "linear-map-entropy": "fig-entropy-vs-emergence",
            "linear-map-random-times": "fig-emergence-spread", "mirage-random-linear-map": "fig-mirage-random",
            "mirage-random-automata": "fig-mirage-random", "mirage-random-lm": "fig-mirage-random",
-           "mirage-precursor-linear-map": "fig-mirage-precursor", "mirage-precursor-automata": "fig-mirage-precursor"}
+           "mirage-precursor-linear-map": "fig-mirage-precursor", "mirage-precursor-automata": "fig-mirage-precursor",
+           "mirage-resolution-lm": "fig-mirage-resolution"}
 
 
 def arm(ds: xr.Dataset, what: str, cells: Iterable[int] | int) -> Arm:
@@ -490,6 +491,11 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             _lm_by_seed(ds, cont["unit_midpoint"].values), _lm_by_seed(ds, cont["unit_censored"].values == 1),
             _lm_by_seed(ds, resolved_width(cont)), claim="1 (language models, sharp and random)",
             min_ratio=c["random_ratio"], **common, **ctx.common("mirage-random-lm"))))
+        smallest = int(ds["subsample"].values[0])
+        out.append(("mirage-resolution-lm", vd.jump_not_a_resolution_artefact(
+            _lm_by_seed(ds, ds["resolution_shift"].sel(subsample=smallest).values),
+            claim="1 (language models, resolution)", max_intervals=c["resolution_intervals"], subsample=smallest,
+            **common, **ctx.common("mirage-resolution-lm"))))
     return out
 
 

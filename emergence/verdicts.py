@@ -843,3 +843,38 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     if p_after < alpha:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the loss moves first")
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+
+
+def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_intervals: float,
+                                   alpha: float, subsample: int, paper: str = "", n_boot: int = 2000,
+                                   seed: int = 0) -> Verdict:
+    """The jump is not an artefact of a small test set (Schaeffer et al. 2023): `shift[seed,
+    unit]` is how far a test set of `subsample` examples puts a run's emergence from where the
+    whole evaluation set puts it, in evaluation intervals on the ln-step axis (median over drawn
+    sets; inf where the median set never shows it; NaN where the run never emerged). The
+    statistic is the median over runs, its interval from resampling seeds. reproduced: the
+    interval's upper end at or below max_intervals (a small set dates the jump as the full set
+    does: it is sharp); not reproduced: the lower end above it (where a small set sees the jump
+    depends on which examples it drew: the rise is gradual); inconclusive otherwise or when no
+    run emerged."""
+    r = np.atleast_2d(np.asarray(shift, float))
+    median = lambda rows: float(np.quantile(rows[~np.isnan(rows)], 0.5, method="inverted_cdf")) \
+        if (~np.isnan(rows)).any() else float("nan")  # noqa: E731
+    est = median(r)
+    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed)
+    runs = int((~np.isnan(r)).sum())
+    common = dict(claim=claim, statement=statement, paper=paper,
+                  statistic=f"median over runs of the emergence shift with {subsample} test examples (evaluation intervals)",
+                  estimate=est, interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()),
+                  detectable=f"a median shift away from {max_intervals:g} intervals once the interval excludes it "
+                             f"({runs} runs)")
+    if runs == 0:
+        return Verdict(**common, verdict="inconclusive", reason="no run emerged within the budget: a longer budget decides")
+    detail = (f"median shift {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] evaluation intervals with {subsample} examples over "
+              f"{runs} runs (sharp at or below {max_intervals:g})")
+    if hi <= max_intervals:
+        return Verdict(**common, verdict="reproduced", reason=detail)
+    if lo > max_intervals:
+        return Verdict(**common, verdict="not reproduced",
+                       reason=detail + ": a small test set dates the jump by which examples it drew")
+    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")

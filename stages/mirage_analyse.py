@@ -21,4 +21,5 @@ if __name__ == "__main__":
         for cell in sorted(ca_cells.glob("*.nc")):
             ds = ma.automata(read_netcdf(cell), *args)
             write_netcdf(ds, tmp / f"automata-{ds.attrs['setting']}.nc")
-        write_netcdf(ma.language_models(read_netcdf(probes), *args), tmp / "language_models.nc")
+        write_netcdf(ma.language_models(read_netcdf(probes), *args, min_subsample=params["mirage"]["min_subsample"],
+                                        draws=params["mirage"]["subsample_draws"]), tmp / "language_models.nc")

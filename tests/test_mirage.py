@@ -105,3 +105,22 @@ def test_a_forecast_needs_events_to_learn_from():
     feature, time, event, group = _units()
     c, risk = forecast_concordance(feature, time, np.zeros_like(event), group)
     assert math.isnan(c) and np.isnan(risk).all()
+
+
+def test_a_small_test_set_reads_zero_before_a_gradual_rise_and_moves_its_emergence():
+    from emergence.mirage import subsampled_emergence
+    rng = np.random.default_rng(0)
+    steps = np.arange(0, 1000, 50.0)
+    p = np.clip((steps - 200) / 600, 0.02, 1.0)                       # every example improves gradually
+    gradual = rng.random((256, steps.size)) < p
+    sharp = np.repeat((steps >= 600)[None, :], 256, axis=0)          # every example flips at step 600
+    for correct, moves in ((gradual, True), (sharp, False)):
+        full = steps[np.argmax(correct.mean(0) >= 0.9)]
+        first, zeros = subsampled_emergence(steps, correct, 16, 200, 0.9, full, rng)
+        assert (first != full).mean() > 0.3 if moves else np.all(first == full)
+        if moves:
+            assert 0 < zeros.mean() < 1       # small sets read zero at some early steps
+        else:
+            assert np.all(zeros == 1)        # nothing to see before a true step
+    first, _ = subsampled_emergence(steps, np.zeros((32, steps.size)), 16, 10, 0.9, 500, rng)
+    assert np.isinf(first).all()

@@ -76,3 +76,16 @@ def test_a_lead_inside_one_evaluation_interval_cannot_be_ordered(lead):
     assert v.verdict == "inconclusive" and "evaluation" in v.reason
     assert attention_moves_first(np.full((3, 4), np.nan), np.ones((3, 4)), resolution=50, n_perm=10,
                                  **COMMON).verdict == "inconclusive"
+
+
+def test_a_jump_that_small_test_sets_date_alike_is_not_a_resolution_artefact():
+    from emergence.verdicts import jump_not_a_resolution_artefact
+    common = dict(subsample=16, max_intervals=1, **COMMON)
+    sharp = np.where(RNG.random((5, 12)) < 0.8, 0.0, 1.0)
+    assert jump_not_a_resolution_artefact(sharp, **common).verdict == "reproduced"
+    gradual = 3 + RNG.random((5, 12))
+    gradual[0, 0] = np.inf  # one run a small set never sees emerge
+    assert jump_not_a_resolution_artefact(gradual, **common).verdict == "not reproduced"
+    assert jump_not_a_resolution_artefact(np.full((5, 12), np.nan), **common).verdict == "inconclusive"
+    mixed = np.r_[np.zeros((3, 12)), np.full((2, 12), 4.0)]
+    assert jump_not_a_resolution_artefact(mixed, **common).verdict == "inconclusive"

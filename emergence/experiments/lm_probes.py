@@ -70,8 +70,9 @@ class LanguageModelArgs:
 
 
 @torch.no_grad()
-def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """kind -> (greedy accuracy [E], mean p(correct) [E]) of every seed of `model` on each probe set."""
+def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]], per_prompt: bool = False) -> dict:
+    """kind -> (greedy accuracy [E], mean p(correct) [E]) of every seed of `model` on each probe
+    set; with `per_prompt`, (correct [E, prompt], p(correct) [E, prompt]) instead."""
     out = {}
     for kind, (prompts, answers) in probes.items():
         x = torch.from_numpy(prompts).unsqueeze(0).expand(model.n_seeds, -1, -1)
@@ -80,7 +81,7 @@ def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict
         y = torch.from_numpy(answers)
         p = pt.answer_probability(logits, pos, y)
         greedy = logits[:, torch.arange(len(y)), pos].argmax(-1) == y
-        out[kind] = (greedy.float().mean(1).numpy(), p.mean(1).numpy())
+        out[kind] = (greedy.numpy(), p.numpy()) if per_prompt else (greedy.float().mean(1).numpy(), p.mean(1).numpy())
     return out
 
 
@@ -91,19 +92,30 @@ def make_probes(corpus: dict, probe_params: dict) -> dict[str, tuple[np.ndarray,
 
 
 def probe_checkpoints(checkpoints: dict[int, object], probes: dict) -> xr.Dataset:
-    """Probe every checkpoint (step -> model): accuracy and p_correct [capability, seed, checkpoint_step]."""
+    """Probe every checkpoint (step -> model): accuracy and p_correct [capability, seed,
+    checkpoint_step], and per prompt whether the greedy answer is right and its p(correct)
+    (the mirage chapter's resolution analysis subsamples them)."""
     steps = sorted(checkpoints)
     kinds = list(probes)
     first = checkpoints[steps[0]]
-    acc = np.zeros((len(kinds), first.n_seeds, len(steps)), dtype=np.float32)
+    n_prompts = len(next(iter(probes.values()))[1])
+    correct = np.zeros((len(kinds), first.n_seeds, len(steps), n_prompts), dtype=np.uint8)
+    p_prompt = np.zeros(correct.shape, dtype=np.float32)
+    acc = np.zeros(correct.shape[:3], dtype=np.float32)
     pc = np.zeros_like(acc)
     for j, step in enumerate(steps):
-        res = probe_model(checkpoints[step], probes)
+        res = probe_model(checkpoints[step], probes, per_prompt=True)
         for i, kind in enumerate(kinds):
-            acc[i, :, j], pc[i, :, j] = res[kind]
-    return xr.Dataset({"probe_accuracy": (("capability", "seed", "checkpoint_step"), acc),
-                       "probe_p_correct": (("capability", "seed", "checkpoint_step"), pc)},
-                      coords={"capability": kinds, "seed": list(first.seeds), "checkpoint_step": steps})
+            greedy, p = res[kind]
+            correct[i, :, j], p_prompt[i, :, j] = greedy, p
+            acc[i, :, j] = torch.from_numpy(greedy).float().mean(1).numpy()   # the means as torch takes them
+            pc[i, :, j] = torch.from_numpy(p).mean(1).numpy()
+    dims = ("capability", "seed", "checkpoint_step")
+    return xr.Dataset({"probe_accuracy": (dims, acc), "probe_p_correct": (dims, pc),
+                       "probe_prompt_correct": (dims + ("prompt",), correct),
+                       "probe_prompt_p_correct": (dims + ("prompt",), p_prompt)},
+                      coords={"capability": kinds, "seed": list(first.seeds), "checkpoint_step": steps,
+                              "prompt": np.arange(n_prompts)})
 
 
 def load_checkpoints(ckpt_dir) -> dict[int, object]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import xarray as xr
@@ -175,7 +176,32 @@ def automata(results: xr.Dataset, threshold: float, horizon_fraction: float) -> 
     return ds.assign_attrs(task="cellular_automata", state_size=int(results.attrs["state_size"]))
 
 
-def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: float) -> xr.Dataset:
+def resolution(steps: np.ndarray, correct: np.ndarray, solved: float, sizes: list[int], draws: int,
+               seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """How one run's emergence reads on smaller test sets (`correct[prompt, step]`): for each
+    subsample size, the median over draws of how far the set's emergence step (first step at
+    accuracy >= `solved`) lands from the full set's, in evaluation intervals on the ln-step axis
+    (the interval before the full set's step; inf where the median draw never reaches it), and
+    the mean fraction of the steps before emergence at which the set reads exactly zero. NaN
+    where the full set never emerges."""
+    full_acc = correct.mean(0)
+    shift, zeros = np.full(len(sizes), np.nan), np.full(len(sizes), np.nan)
+    if not (full_acc >= solved).any():
+        return shift, zeros
+    j = int(np.argmax(full_acc >= solved))
+    full = steps[j]
+    grid = math.log(max(steps[j], 1) / max(steps[max(j - 1, 0)], 1)) or math.log(2)
+    rng = np.random.default_rng(seed)
+    for i, n in enumerate(sizes):
+        first, zero = mi.subsampled_emergence(steps, correct, n, draws, solved, full, rng)
+        moved = np.abs(np.log(np.maximum(first, 1)) - math.log(max(full, 1))) / grid
+        shift[i] = float(np.quantile(moved, 0.5, method="inverted_cdf"))
+        zeros[i] = float(np.nanmean(zero)) if np.isfinite(zero).any() else math.nan
+    return shift, zeros
+
+
+def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: float, min_subsample: int = 16,
+                    draws: int = 200) -> xr.Dataset:
     """Each from-scratch size's capabilities: greedy accuracy (discontinuous) against p(correct)
     of the answer (continuous), both from 0. The probes' checkpoints carry no attention
     statistics, so there is no precursor test here."""
@@ -189,13 +215,38 @@ def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: floa
     risk, forecast = early_warning(steps, by_seed(rises["midpoint"][0]), by_seed(rises["censored"][0]), seen,
                                    horizon_fraction)
     risk = np.moveaxis(risk.reshape(p.sizes["seed"], len(sizes), -1), 0, -1)
-    return xr.Dataset({**_rise_vars("unit", ("unit_metric", "size", "capability", "seed"), rises),
-                       "forecast_risk": (("size", "capability", "seed"), risk,
-                                         {"long_name": "held-out forecast risk of rising; NaN where not forecast"})},
-                      coords={"unit_metric": list(LM_METRICS), "size": sizes,
+    n_prompts = p.sizes["prompt"]
+    subsets = sorted({n for n in (min_subsample * 2 ** k for k in range(12)) if n < n_prompts} | {n_prompts})
+    run_dims = ("size", "capability", "seed")
+    shift = np.full(curves.shape[1:4] + (len(subsets),), np.nan)
+    zeros = np.full_like(shift, np.nan)
+    prompt_correct = p["probe_prompt_correct"].values                 # [size, capability, seed, step, prompt]
+    solved = float(probes.attrs["solved_accuracy"])
+    for index in np.ndindex(curves.shape[1:4]):
+        shift[index], zeros[index] = resolution(steps, prompt_correct[index].T, solved, subsets, draws)
+    reached = p["probe_accuracy"].values >= solved
+    first = np.where(reached.any(-1), steps[np.argmax(reached, -1)], np.inf)          # [size, capability, seed]
+    before = np.where(steps < first[..., None], p["probe_p_correct"].values, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)                               # runs solved from the start
+        pre_emergence = np.nanmean(before, -1)
+    return xr.Dataset({**_rise_vars("unit", ("unit_metric",) + run_dims, rises),
+                       "forecast_risk": (run_dims, risk,
+                                         {"long_name": "held-out forecast risk of rising; NaN where not forecast"}),
+                       "resolution_shift": (run_dims + ("subsample",), shift,
+                                            {"long_name": "median over draws of |ln(emergence step of the subsample / "
+                                                          "of all prompts)| in evaluation intervals"}),
+                       "resolution_zero_fraction": (run_dims + ("subsample",), zeros,
+                                                    {"long_name": "mean fraction of pre-emergence checkpoints at which "
+                                                                  "the subsample reads accuracy 0"}),
+                       "pre_emergence_p_correct": (run_dims, pre_emergence,
+                                                   {"long_name": "mean p(correct) over the checkpoints before emergence: "
+                                                                 "the infinite-resolution reading"})},
+                      coords={"unit_metric": list(LM_METRICS), "size": sizes, "subsample": subsets,
                               "capability": p["capability"].values, "seed": p["seed"].values},
                       attrs={"task": "language_models", "rise_threshold": float(threshold),
-                             "budget_step": float(steps[-1]), "setting": "from-scratch sizes", **forecast})
+                             "budget_step": float(steps[-1]), "setting": "from-scratch sizes", "solved_accuracy": solved,
+                             "subsample_draws": int(draws), **forecast})
 
 
 def width_ratio(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy") -> np.ndarray:
