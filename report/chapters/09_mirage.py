@@ -250,7 +250,7 @@ tidy(fig)
 rows = []
 for j, n in enumerate(sub):
     s_n = lms["resolution_shift"].values[..., j]
-    rows.append({"test-set size": int(n), "runs": int(np.isfinite(s_n).sum() + np.isinf(s_n).sum()),
+    rows.append({"test-set size": f"{int(n)} (all)" if n == sub[-1] else int(n), "runs": int(np.isfinite(s_n).sum() + np.isinf(s_n).sum()),
                  "median emergence shift (intervals)": median_of(s_n.ravel()),
                  "never emerges in the median set": int(np.isinf(s_n).sum()),
                  "reads zero before emergence (median)": fmt(float(np.nanmedian(lms["resolution_zero_fraction"].values[..., j])), 2),
