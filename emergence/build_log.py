@@ -8,6 +8,7 @@ every cell came from the cache.
 """
 from __future__ import annotations
 
+STAGE = "stage"           # the DVC stage this process runs (emergence/stage.py sets it)
 LOOKUPS: list[dict] = []  # {"entry", "built", "seconds"}, one per lookup
 POOLS: list[dict] = []    # {"workers", "wall", "cell_seconds"}, one per pooled build
 

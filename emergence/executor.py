@@ -1,5 +1,5 @@
-"""Where a stage's missing cache entries are built: in this process, or in a pool of worker
-processes on this machine (`execution` in params.yaml).
+"""Where a stage's missing cache entries are built: in this process, in a pool of worker
+processes on this machine, or as a SLURM job array through submitit (`execution` in params.yaml).
 
 A training stage lists everything it needs (cells, language-model variants) as cache
 requests; the cell cache says which are missing, and `build_missing` hands those to the
@@ -11,22 +11,48 @@ stage's own process.
 
 Threads never exceed cores: each worker runs `threads_per_worker` torch threads (or the
 cells' own `train.threads` where set), and the pool has at most cores // threads workers.
+
+On SLURM each missing entry is one task of an array (`execution.slurm`: partition, time,
+CPUs, GPUs, memory); its torch threads are its CPUs. A task that fails or dies (killed, timed
+out, preempted) is resubmitted up to `max_resubmit` times; finished entries are never
+resubmitted, because the cell cache decides what is missing. Task logs stay under the stage's
+scratch folder (data/.scratch/slurm/<stage>/<job id>).
 """
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any, Callable, Iterator, Literal
 
+import submitit
 import torch
 from tqdm.auto import tqdm
 
 from emergence.schema import number
 
-EXECUTORS = ("local",)
+EXECUTORS = ("local", "slurm")
+
+
+class ExecutorError(RuntimeError):
+    """The executor could not build the entries (no cluster, tasks that kept failing)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlurmArgs:
+    """One task per missing entry, as a job array (submitit's `AutoExecutor` on SLURM)."""
+    partition: str = ""                        # "" = the cluster's default partition
+    timeout_min: int = number(1, 60 * 24 * 14)  # wall-time limit of each task
+    cpus_per_task: int = number(1, 4096)        # also each task's torch threads
+    gpus_per_task: int = number(0, 64)
+    mem_gb: float = number(0.0, 100_000.0)      # 0 = the partition's default
+    max_resubmit: int = number(0, 100)          # resubmissions of tasks that failed or died
+    array_parallelism: int = number(1, 100_000)  # tasks of one array running at once
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +62,7 @@ class ExecutionArgs:
     workers: int = number(0, 4096)             # worker processes; 0 = cores // threads_per_worker
     threads_per_worker: int = number(1, 4096)  # torch threads in each worker
     slowdown: float = number(1.0, 4096.0)      # a cell's time in a worker / in one process with every core
+    slurm: SlurmArgs = field(default_factory=SlurmArgs)
 
 
 @dataclass(frozen=True)
@@ -120,3 +147,53 @@ def run_jobs(fn: Callable, jobs: list[tuple], p: Plan, costs: list[float] | None
                     results[futures[future]] = future.result()
                     bar.update(1)
     return results
+
+
+def _cluster_answers() -> str | None:
+    """None where a SLURM controller answers here, else why not."""
+    if shutil.which("sbatch") is None or shutil.which("sinfo") is None:
+        return "sbatch and sinfo are not on PATH: this is not a SLURM login node"
+    try:
+        done = subprocess.run(["sinfo", "-h", "-o", "%P %a"], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return "sinfo did not answer within 30 s"
+    if done.returncode != 0:
+        return f"sinfo failed: {done.stderr.strip() or done.returncode}"
+    return None
+
+
+def run_slurm(fn: Callable, jobs: list[tuple], slurm: dict, folder: Path, desc: str = "entries") -> list[Any]:
+    """fn(*args) for each job as one task of a SLURM job array; results in job order. Tasks that
+    fail or die are resubmitted, at most `slurm["max_resubmit"]` times; then the first error is
+    raised with where the logs are. `fn` is pickled by reference: its module must be importable
+    in the task (which runs this interpreter in this working directory, with this environment)."""
+    if not jobs:
+        return []
+    problem = _cluster_answers()
+    if problem:
+        raise ExecutorError(f"execution.executor: slurm, but the cluster cannot be reached: {problem}")
+    executor = submitit.AutoExecutor(folder=folder / "%j", cluster="slurm")
+    executor.update_parameters(timeout_min=slurm["timeout_min"], cpus_per_task=slurm["cpus_per_task"],
+                               slurm_array_parallelism=slurm["array_parallelism"],
+                               **({"slurm_partition": slurm["partition"]} if slurm["partition"] else {}),
+                               **({"gpus_per_node": slurm["gpus_per_task"]} if slurm["gpus_per_task"] else {}),
+                               **({"mem_gb": slurm["mem_gb"]} if slurm["mem_gb"] else {}))
+    results: list[Any] = [None] * len(jobs)
+    pending = list(range(len(jobs)))
+    for attempt in range(slurm["max_resubmit"] + 1):
+        with _worker_environment(slurm["cpus_per_task"]):   # sbatch exports the environment to the tasks
+            submitted = executor.map_array(fn, *zip(*[jobs[i] for i in pending]))
+        failed = []
+        with tqdm(total=len(submitted), desc=f"{desc} (SLURM array {submitted[0].job_id.split('_')[0]}, "
+                                             f"try {attempt + 1})") as bar:
+            for i, job in zip(pending, submitted):
+                try:
+                    results[i] = job.result()
+                except (submitit.core.utils.UncompletedJobError, submitit.core.utils.FailedJobError) as err:
+                    failed.append((i, err))
+                bar.update(1)
+        if not failed:
+            return results
+        pending = [i for i, _ in failed]
+    raise ExecutorError(f"{len(failed)} of {len(jobs)} SLURM tasks still failed after {slurm['max_resubmit']} "
+                        f"resubmissions (logs under {folder}); the first: {failed[0][1]}")

@@ -29,7 +29,7 @@ import yaml
 from emergence.allocator import keep_freed_memory
 from emergence.params import REPO_ROOT, merged_params
 from emergence.schema import ConfigError
-from emergence.build_log import usage
+from emergence import build_log
 from emergence.io import write_json
 
 TIMINGS_DIR = Path("data/timings")
@@ -88,8 +88,9 @@ def stage_run(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> Ite
     except ConfigError as err:
         sys.exit(f"[{stage}] invalid parameters: {err}")
     keep_freed_memory()
+    name = stage if key is None else f"{stage}@{key}"
+    build_log.STAGE = name
     start = time.perf_counter()
     yield params
-    name = stage if key is None else f"{stage}@{key}"
     write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2),
-                **usage()}, root / TIMINGS_DIR / f"{name}.json")
+                **build_log.usage()}, root / TIMINGS_DIR / f"{name}.json")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from emergence import build_log
-from emergence.executor import plan, run_jobs
+from emergence.executor import plan, run_jobs, run_slurm
 from emergence.experiments.runner import runs_on
 from emergence.io import atomic_dir, config_hash, file_digest, write_json
 
@@ -69,8 +69,10 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     """Build every requested entry (name, key, build, cost) that is missing or damaged, through
     worker processes where `execution` expects them to finish sooner (emergence/executor.py's
     `plan`, told by the entries' `train` sections the threads a build asks for, its device,
-    and whether its results depend on the thread count); `build` must be picklable (a partial
-    of a module-level function). Each is built once however often it is requested; the
+    and whether its results depend on the thread count), or as one SLURM array (its task logs
+    under scratch/slurm/<the running stage>/); `build` must be picklable (a partial of a
+    module-level function). CPU-bfloat16 entries, whose keys record this process's threads,
+    are always built here. Each is built once however often it is requested; the
     entries' build records join this process's log, so the stage's timing counts them as
     built. Entries left to this process are built by the stage's own lookups."""
     todo: dict[Path, tuple] = {}
@@ -80,16 +82,22 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
             todo[entry] = ((scratch, name, key, build), cost)
     jobs = list(todo.values())
     runs = [runs_on(train) for train in trains]
-    p = plan(execution, [cost for _, cost in jobs], cell_threads=max((t["threads"] for t in trains), default=0),
-             device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
-             thread_dependent=any("threads" in r for r in runs))
-    if p.workers == 1:
-        return
+    thread_dependent = any("threads" in r for r in runs)
     start = time.perf_counter()
-    records = [r for rs in run_jobs(_build_in_worker, [j for j, _ in jobs], p, [c for _, c in jobs], desc)
-               for r in rs]
+    if execution["executor"] == "slurm" and jobs and not thread_dependent:
+        workers = min(len(jobs), execution["slurm"]["array_parallelism"])
+        results = run_slurm(_build_in_worker, [j for j, _ in jobs], execution["slurm"],
+                            scratch / "slurm" / build_log.STAGE, desc)
+    else:
+        p = plan(execution, [cost for _, cost in jobs], cell_threads=max((t["threads"] for t in trains), default=0),
+                 device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda", thread_dependent=thread_dependent)
+        if p.workers == 1:
+            return
+        workers = p.workers
+        results = run_jobs(_build_in_worker, [j for j, _ in jobs], p, [c for _, c in jobs], desc)
+    records = [r for rs in results for r in rs]
     build_log.LOOKUPS.extend(records)
-    build_log.POOLS.append({"workers": p.workers, "wall": time.perf_counter() - start,
+    build_log.POOLS.append({"workers": workers, "wall": time.perf_counter() - start,
                             "cell_seconds": sum(r["seconds"] for r in records if r["built"])})
 
 
