@@ -30,6 +30,8 @@
 # threshold are censored at the budget, never dropped.
 
 # %%
+import warnings
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -230,13 +232,20 @@ for j, n in enumerate(sub):
                  "o", ms=3, alpha=0.4, color="C0")
     axes[1].plot(np.full(np.isfinite(zero[:, j]).sum(), n), zero[:, j][np.isfinite(zero[:, j])], "o", ms=3, alpha=0.4,
                  color="C0")
-axes[0].plot(sub, [np.nanmedian(np.where(np.isinf(shift[:, j]), np.nan, shift[:, j])) for j in range(len(sub))], "k-")
-axes[0].axhline(1, ls=":", color="k", lw=1)
-axes[1].plot(sub, np.nanmedian(zero, 0), "k-")
-for ax, ylabel in zip(axes[:2], ("emergence shift (intervals)", "reads zero before emergence")):
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("test-set size n (prompts)")
-    ax.set_ylabel(ylabel)
+if np.isfinite(shift).any():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # test-set sizes at which no run emerged
+        axes[0].plot(sub, [np.nanmedian(np.where(np.isinf(shift[:, j]), np.nan, shift[:, j])) for j in range(len(sub))],
+                     "k-")
+        axes[1].plot(sub, np.nanmedian(zero, 0), "k-")
+    axes[0].axhline(1, ls=":", color="k", lw=1)
+    for ax, ylabel in zip(axes[:2], ("emergence shift (intervals)", "reads zero before emergence")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("test-set size n (prompts)")
+        ax.set_ylabel(ylabel)
+else:
+    for ax in axes[:2]:
+        nothing(ax, "no run emerged\nwithin the budget")
 pre = lms["pre_emergence_p_correct"].values.ravel()
 pre = pre[np.isfinite(pre)]
 axes[2].hist(pre, bins=20, color="C0")
