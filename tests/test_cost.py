@@ -1,0 +1,32 @@
+"""The training plan `make report` prints: every training stage, shared cells counted once,
+cached ones not at all, FLOPs that scale as the model and the data say."""
+import math
+
+import pytest
+
+from emergence.config import load_params
+from emergence.cost import cell_flops, plan_table, planned_cells, training_flops
+from emergence.model import ModelConfig, parameter_count
+
+
+def test_flops_grow_with_tokens_and_the_attention_with_the_square_of_the_length():
+    cfg = ModelConfig(vocab_size=2, seq_len=64, n_layer=1, d_model=64, n_head=8, d_mlp=256, norm="pre")
+    assert training_flops(cfg, 64, 10) == pytest.approx(10 * training_flops(cfg, 64, 1))
+    weights = 6 * parameter_count(cfg) * 64
+    assert training_flops(cfg, 64, 1) - weights == pytest.approx(12 * 1 * 64 ** 2 * 64)
+
+
+def test_every_training_stage_is_planned_and_a_cell_counts_once(tmp_path):
+    params = load_params(profile="smoke")
+    planned = planned_cells(params)
+    assert {"linear_map_train", "sweep_sparsity", "sweep_mixers", "sweep_precision"} <= set(planned)
+    table, seconds = plan_table(params, flop_rate=1e9, scratch=tmp_path)   # empty cache: everything to build
+    rows = table.set_index("stage")
+    assert rows.loc["linear_map_train", "to build"] == 1
+    # the precision check's float32 linear-map cell is linear_map_train's: built once, by the first stage
+    assert rows.loc["sweep_precision", "to build"] == rows.loc["sweep_precision", "cells"] - 1
+    assert rows.loc["lm_train", "to build"] == rows.loc["lm_train", "cells"] > 0
+    assert seconds == pytest.approx(table["flops"].sum() / 1e9) and seconds > 0
+    flops, seed_steps = cell_flops(planned["linear_map_train"][0][0])
+    assert flops > 0 and seed_steps == params["linear_map"]["train"]["n_seeds"] * params["linear_map"]["train"]["steps"]
+    assert math.isnan(plan_table(params, None, scratch=tmp_path)[1])
