@@ -144,9 +144,9 @@ def glance_table(rows: list[dict], columns: int = 3) -> pd.DataFrame:
     return pd.DataFrame(lines, columns=["claim", "verdict"] * columns)
 
 
-def scorecard_markdown(scorecard: dict) -> str:
-    """The scorecard: a tally and every verdict at a glance, then one row per claim with ours
-    beside the paper's number."""
+def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
+    """The scorecard: a tally and every verdict at a glance, `preface`, then one row per claim
+    with ours beside the paper's number."""
     rows = scorecard["claims"]
     tally = ", ".join(f"**{n}** {v}" for v, n in scorecard["tally"].items() if n)
     table = pd.DataFrame([{
@@ -154,7 +154,7 @@ def scorecard_markdown(scorecard: dict) -> str:
         "verdict": coloured(r["verdict"], r["verdict"]), "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]"
                                                 f"({r['chapter']}.html#{r['figure']})"} for r in rows])
     return "\n\n".join([
-        f"{len(rows)} claims and sub-claims: {tally}.", _md_table(glance_table(rows)),
+        f"{len(rows)} claims and sub-claims: {tally}.", _md_table(glance_table(rows)), *([preface] if preface else []),
         f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "
         "Benjamini-Hochberg adjustment across the scorecard's tests. The chapters give each rule's reason and "
@@ -253,11 +253,11 @@ def index_markdown(root: Path, base_rev: str) -> str:
     """Markdown of the entry page; `{{chapters}}` is left for the renderer's chapter list."""
     params = merged_params(root)  # validated by the stage that renders this page
     scorecard = read_scorecard(root / pipeline_paths(root)["scorecard"])
-    parts = [
-        "This report regenerates the experiments of *Emergent Capabilities Arise Randomly from Learning "
-        "Sparse Attention Patterns* (Baherwani et al., arXiv 2606.25010) from code. Every number and "
-        "verdict below is computed from the pipeline's result files.",
-        "## What was reproduced", scorecard_markdown(scorecard),
+    about = ("This report regenerates the experiments of *Emergent Capabilities Arise Randomly from Learning "
+             "Sparse Attention Patterns* (Baherwani et al., arXiv 2606.25010) from code. Every number and "
+             "verdict here is computed from the pipeline's result files.")
+    parts = [  # the verdicts first, so that all of them are on the first screen
+        "## What was reproduced", scorecard_markdown(scorecard, preface=about),
         "## Scale of this run",
         f"Profile **{params['profile']}**, beside the paper profile (profiles/paper.yaml: the paper's settings where "
         "it states them). Verdicts at a smaller scale say so in their reasons.",
