@@ -21,7 +21,7 @@ from emergence.scorecard import claim_evidence, read_scorecard
 from emergence.stage import pipeline_paths
 from emergence.tables import coloured, pipe_table
 
-METRICS_FILES = ("data/linear_map/metrics.json",)
+METRICS_FILES = ("data/linear_map/metrics.json", "data/metrics/summary.json")
 
 
 def params_at_rev(rev: str, root: Path) -> dict | None:
@@ -46,19 +46,28 @@ def params_diff(current: dict, base: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["parameter", "base", "this run"])
 
 
-def metrics_diff(root: Path, rev: str) -> pd.DataFrame:
-    rows = []
+def metrics_diff(root: Path, rev: str) -> tuple[pd.DataFrame, str]:
+    """The summary metrics that differ from `rev`'s (a table) and a line counting the rest:
+    unchanged, and those only one side has (a file the base lacks is new as a whole)."""
+    rows, same, only = [], 0, []
     for path in METRICS_FILES:
         now_file = root / path
         now = json.loads(now_file.read_text()) if now_file.exists() else {}
         then_text = git_show(rev, path, root)
-        then = json.loads(then_text) if then_text else {}
+        if then_text is None:
+            only.append(f"`{path}` is new ({len(now)} metrics)")
+            continue
+        then = json.loads(then_text)
         for key in sorted(set(now) | set(then)):
             a, b = then.get(key), now.get(key)
+            if key in then and key in now and a == b:
+                same += 1
+                continue
             change = _short(b - a) if isinstance(a, (int, float)) and isinstance(b, (int, float)) else ""
             rows.append((f"{Path(path).parent.name}: {key}", _short(a) if key in then else "(absent)",
                          _short(b) if key in now else "(absent)", change))
-    return pd.DataFrame(rows, columns=["metric", "base", "this run", "change"])
+    note = f"{same} metrics unchanged" + "".join(f"; {o}" for o in only) + "."
+    return pd.DataFrame(rows, columns=["metric", "base", "this run", "change"]), note
 
 
 def _short(x):
@@ -245,8 +254,13 @@ def _changes(root: Path, base_rev: str, flat: dict, scorecard: dict) -> list[str
         return [f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare."]
     return ["Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
             "Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
-            "Summary metrics (`dvc metrics diff` gives the same from the command line):",
-            _md_table(metrics_diff(root, base_rev))]
+            "Summary metrics that changed (`dvc metrics diff` gives the same from the command line):",
+            *_metrics_section(root, base_rev)]
+
+
+def _metrics_section(root: Path, base_rev: str) -> list[str]:
+    table, note = metrics_diff(root, base_rev)
+    return [_md_table(table), note]
 
 
 def index_markdown(root: Path, base_rev: str) -> str:

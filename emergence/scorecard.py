@@ -529,12 +529,12 @@ def tally(rows: list[dict]) -> dict[str, int]:
     return {v: sum(r["verdict"] == v for r in rows) for v in vd.VERDICTS}
 
 
-def _plain(x):
+def json_safe(x):
     """JSON-safe and byte-stable: floats to 6 significant digits, inf as "inf", NaN as null."""
     if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
+        return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [json_safe(v) for v in x]
     if isinstance(x, (float, np.floating)):
         x = float(x)
         if math.isnan(x):
@@ -548,7 +548,7 @@ def _plain(x):
 
 
 def scorecard_json(rows: list[dict], claims: dict) -> str:
-    return json.dumps(_plain({"alpha": claims["alpha"], "thresholds": claims, "tally": tally(rows), "claims": rows}),
+    return json.dumps(json_safe({"alpha": claims["alpha"], "thresholds": claims, "tally": tally(rows), "claims": rows}),
                       indent=1) + "\n"
 
 
@@ -565,7 +565,7 @@ def verdicts_json(rows: list[dict]) -> str:
     """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
     fields = ("verdict", "estimate", "interval", "n", "censored", "p_value", "q_value")
-    return json.dumps(_plain({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
+    return json.dumps(json_safe({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
                                                                for i, r in enumerate(rows)}}), indent=1) + "\n"
 
 

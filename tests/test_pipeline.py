@@ -184,6 +184,24 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
     assert [c["verdict"] for c in metric["claims"].values()] == [r["verdict"] for r in rows]
 
 
+def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(smoke_repo):
+    """The default DVC remote (.dvc/config: a folder beside the repository) takes `dvc push`; a
+    fresh clone beside it pulls the same report and metrics, and `dvc status` has nothing to run."""
+    sh(["git", "add", "dvc.lock", "data/claims", "data/metrics", "data/linear_map/metrics.json"], smoke_repo)
+    sh(["git", "commit", "-qm", "results"], smoke_repo)
+    sh(["dvc", "push", "-q"], smoke_repo)
+    clone = smoke_repo.parent / f"{smoke_repo.name}-clone"
+    sh(["git", "clone", "-q", str(smoke_repo), str(clone)], smoke_repo.parent)
+    sh(["dvc", "pull", "-q"], clone)
+    for rel in ("report/_output/report.pdf", "report/_output/index.html", "data/metrics/summary.json",
+                "data/sweeps/sparsity_summary.nc"):
+        assert (clone / rel).read_bytes() == (smoke_repo / rel).read_bytes(), rel
+    assert "up to date" in sh(["dvc", "status"], clone).stdout
+    metrics = json.loads((clone / "data" / "metrics" / "summary.json").read_text())
+    assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "automata", "mixers",
+                                                   "language_models", "mirage", "precision", "attention_bias"}
+
+
 def test_a_claims_threshold_reruns_only_the_scorecard_and_the_report(smoke_repo):
     params = smoke_repo / "params.yaml"
     before = _changed(smoke_repo)  # whatever earlier tests left changed

@@ -205,3 +205,24 @@ def test_powers_and_indices_are_typeset_but_code_and_identifiers_are_not():
     assert "10^4^ steps" in out and "p^L^ and" in out and "x~0~ x~1~" in out
     assert "d_head, seeds_per_group" in out and "`x_0 10^4`" in out and "#x^2" in out
     assert typeset_scripts(out) == out  # already typeset text is left alone
+
+
+def test_the_metrics_comparison_lists_only_what_changed(tmp_path):
+    import json
+    import subprocess
+
+    from emergence.report_index import METRICS_FILES, metrics_diff
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    first, second = (tmp_path / f for f in METRICS_FILES)
+    first.parent.mkdir(parents=True)
+    first.write_text(json.dumps({"a": 1.0, "b": 2.0, "gone": 3.0}))
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    first.write_text(json.dumps({"a": 1.0, "b": 2.5, "new": 4.0}))
+    second.parent.mkdir(parents=True, exist_ok=True)
+    second.write_text(json.dumps({"x": 1.0, "y": 2.0}))
+    table, note = metrics_diff(tmp_path, "HEAD")
+    assert sorted(table["metric"]) == ["linear_map: b", "linear_map: gone", "linear_map: new"]
+    assert table.set_index("metric").loc["linear_map: b", "change"] == "0.5"
+    assert note == f"1 metrics unchanged; `{METRICS_FILES[1]}` is new (2 metrics)."
