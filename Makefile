@@ -1,17 +1,20 @@
 # make report [PROFILE=default|smoke|paper]   whole pipeline, ends with the report's paths
+# make compare [BASE=rev] [HEAD=rev]          two revisions side by side from the DVC cache -> report/_compare/
 # make test                                   unit tests + smoke pipeline in a temporary copy
 # make bench                                  training throughput -> data/bench/throughput.json
 # make cuda-kernels                           optional, GPU machines: the mixers' library kernels
 #                                             (sweeps.mixers.kernels: cuda); mamba-ssm compiles
 #                                             against the CUDA toolkit (nvcc), several minutes
 PROFILE ?= default
+BASE ?= HEAD~1
+HEAD ?= workspace
 PYTHON ?= python3
 VENV := .venv
 BIN := $(abspath $(VENV))/bin
 export DVC_NO_ANALYTICS := 1
 export PATH := $(BIN):$(PATH)
 
-.PHONY: report test bench env cuda-kernels clean-scratch
+.PHONY: report compare test bench env cuda-kernels clean-scratch
 
 env: $(VENV)/.installed
 
@@ -29,6 +32,9 @@ report: env
 	$(BIN)/dvc repro
 	@echo "HTML: $(abspath report/_output/index.html)"
 	@echo "PDF:  $(abspath report/_output/report.pdf)"
+
+compare: env
+	$(BIN)/python -m emergence.compare $(BASE) $(HEAD)
 
 test: env
 	$(BIN)/python -m pytest -q

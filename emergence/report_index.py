@@ -252,7 +252,9 @@ def _changes(root: Path, base_rev: str, flat: dict, scorecard: dict) -> list[str
     base = params_at_rev(base_rev, root)
     if base is None or git_show(base_rev, "", root) is None:
         return [f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare."]
-    return ["Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
+    return [f"Side by side, with the key figures of both revisions overlaid: `make compare BASE={base_rev}` writes "
+            "[report/_compare/compare.html](../_compare/compare.html) (and a PDF) from DVC's cache, without training.",
+            "Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
             "Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
             "Summary metrics that changed (`dvc metrics diff` gives the same from the command line):",
             *_metrics_section(root, base_rev)]

@@ -240,3 +240,27 @@ def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
         assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar
     finally:
         params.write_text(original)
+
+
+def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revisions(smoke_repo):
+    """A parameter that changes results without training (the mirage chapter's rise threshold):
+    `make compare` against the last commit lists exactly it, the metrics it moved and draws both
+    revisions, read from DVC's cache."""
+    if "results" not in sh(["git", "log", "-1", "--format=%s"], smoke_repo).stdout:
+        sh(["git", "add", "-A"], smoke_repo)
+        sh(["git", "commit", "-qm", "results"], smoke_repo)
+    params = smoke_repo / "params.yaml"
+    original = _edit(params, "rise_threshold: 0.5 ", "rise_threshold: 0.6 ")
+    try:
+        sh(["dvc", "repro", "summary_metrics", "claims_scorecard"], smoke_repo)
+        sh([sys.executable, "-m", "emergence.compare", "HEAD"], smoke_repo)
+        page = (smoke_repo / "report" / "_compare" / "compare.html").read_text().replace("\u200b", "")
+        changed = page.split('id="parameters-that-changed"')[1].split('id="verdicts-that-changed"')[0]
+        assert re.findall(r"<td>([a-z_]+\.[\w.]+)</td>", changed) == ["mirage.rise_threshold"]
+        metrics = page.split('id="summary-metrics-that-changed"')[1].split('id="key-figures"')[0]
+        assert "mirage." in metrics and "sparsity." not in metrics          # what moved, and only that
+        assert page.count("data:image/png") == 4 and not EXTERNAL.search(page)
+        assert (smoke_repo / "report" / "_compare" / "compare.pdf").stat().st_size > 10_000
+        assert len(sh(["git", "worktree", "list"], smoke_repo).stdout.splitlines()) == 1  # the base's is removed
+    finally:
+        params.write_text(original)

@@ -1,0 +1,230 @@
+"""Two revisions side by side, read from DVC's cache and never retrained:
+
+    make compare BASE=<rev> [HEAD=<rev or workspace>]      (python -m emergence.compare BASE [HEAD])
+
+Each revision other than the workspace is checked out as a git worktree (under
+data/.scratch/compare/) whose DVC outputs come from this repository's cache (`dvc checkout`, no
+stage runs). The page (report/_compare/compare.html and compare.pdf, the report's renderer, no
+external URL) lists the parameters, verdicts and summary metrics that changed and overlays the
+key figures of both: learning curves on the linear map, the sparsity hump, the automata's
+plateau against S, emergence against size. A result that a revision lacks (never run, or not in
+the cache) is named, never silently skipped.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from emergence.io import read_netcdf  # noqa: E402
+from emergence.params import REPO_ROOT, flatten, merged_params  # noqa: E402
+from emergence.render import html_page, pdf_document  # noqa: E402
+from emergence.report_index import params_diff  # noqa: E402
+from emergence.stage import pipeline_paths  # noqa: E402
+from emergence.survival import km_median  # noqa: E402
+from emergence.tables import pipe_table  # noqa: E402
+
+WORKSPACE = "workspace"
+RESULTS = ("linear_map_results", "sparsity_summary", "ca_state_size_summary", "lm_probes")
+
+
+def _run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    out = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed in {cwd}: {out.stderr.strip()[-2000:]}")
+    return out
+
+
+def checkout(rev: str, root: Path = REPO_ROOT) -> Path:
+    """The tree of `rev` with its DVC outputs, from this repository's cache: the workspace itself,
+    or a git worktree under data/.scratch/compare/ (made anew each time)."""
+    if rev == WORKSPACE:
+        return root
+    sha = _run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], root).stdout.strip()
+    dest = root / "data" / ".scratch" / "compare" / sha[:12]
+    if dest.exists():
+        _run(["git", "worktree", "remove", "--force", str(dest)], root, check=False)
+        shutil.rmtree(dest, ignore_errors=True)
+    _run(["git", "worktree", "add", "--detach", "--force", str(dest), sha], root)
+    dvc = str(Path(sys.executable).parent / "dvc")
+    _run([dvc, "config", "--local", "cache.dir", str((root / ".dvc" / "cache").resolve())], dest)
+    _run([dvc, "config", "--local", "cache.type", "hardlink,copy"], dest)  # read only: links, not copies
+    _run([dvc, "checkout", "--quiet"], dest, check=False)  # outputs missing from the cache stay missing
+    return dest
+
+
+def revision(rev: str, tree: Path, role: str, root: Path = REPO_ROOT) -> dict:
+    """What the comparison reads from one tree (`role`: base or head): effective params,
+    scorecard, summary metrics and the results behind the figures (None where it lacks one)."""
+    paths = pipeline_paths(tree)
+    read = lambda key: read_netcdf(tree / paths[key]) if key in paths and (tree / paths[key]).exists() else None  # noqa: E731
+    jsons = {}
+    for key in ("scorecard", "summary_metrics"):
+        path = tree / paths.get(key, "-")
+        jsons[key] = json.loads(path.read_text()) if key in paths and path.is_file() else None
+    label = rev if rev == WORKSPACE else _run(["git", "log", "-1", "--format=%h %s", rev], root).stdout.strip()
+    return {"rev": rev, "label": label, "role": f"{role} {label.split()[0]}", "params": flatten(merged_params(tree)),
+            **jsons,
+            **{key: read(key) for key in RESULTS}}
+
+
+def verdict_diff(base: dict, head: dict) -> pd.DataFrame:
+    if base["scorecard"] is None or head["scorecard"] is None:
+        return pd.DataFrame()
+    before = {r["id"]: r["verdict"] for r in base["scorecard"]["claims"]}
+    after = {r["id"]: r for r in head["scorecard"]["claims"]}
+    ids = sorted(set(before) | set(after))
+    rows = [(after[i]["claim"] if i in after else i, before.get(i, "(not tested)"),
+             after[i]["verdict"] if i in after else "(not tested)") for i in ids
+            if before.get(i) != (after[i]["verdict"] if i in after else None)]
+    return pd.DataFrame(rows, columns=["claim", "base", "head"])
+
+
+def metric_diff(base: dict, head: dict) -> pd.DataFrame:
+    """Metrics that differ; empty where a revision has no metrics file (the page says which)."""
+    if base["summary_metrics"] is None or head["summary_metrics"] is None:
+        return pd.DataFrame()
+    a, b = base["summary_metrics"], head["summary_metrics"]
+    rows = [(k, a.get(k, "(absent)"), b.get(k, "(absent)")) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return pd.DataFrame(rows, columns=["metric", "base", "head"])
+
+
+def _lacks(revs: list[dict], key: str) -> str:
+    missing = [r["label"] for r in revs if r[key] is None]
+    return f" Lacking here: {'; '.join(missing)} has no `{key}`." if missing else ""
+
+
+def _linear_map(ax, rev: dict, style: str, colour: str) -> None:
+    ds = rev["linear_map_results"]
+    steps = ds["step"].values
+    acc = ds["accuracy"].values
+    for row in acc:
+        ax.plot(steps, row, style, lw=0.6, alpha=0.3, color=colour)
+    ax.plot(steps, np.nanmean(acc, 0), style, lw=2, color=colour, label=rev["role"])
+
+
+def _km_by(ds, i, event):
+    t, c = ds[f"{event}_step"].values[i], ds[f"{event}_censored"].values[i].astype(bool)
+    ok = np.isfinite(t)
+    m = km_median(t[ok], c[ok]) if ok.any() else np.nan
+    return float(ds["budget_step"].values[i]) if np.isinf(m) else m
+
+
+def _sparsity(ax, rev: dict, style: str, colour: str) -> None:
+    ds = rev["sparsity_summary"]
+    for S in sorted(set(ds["state_size"].values.tolist())):
+        idx = [i for i in range(ds.sizes["cell"]) if ds["state_size"].values[i] == S]
+        idx.sort(key=lambda i: ds["density"].values[i])
+        ax.plot(ds["density"].values[idx], np.nanmedian(ds["final_output_loss"].values[idx], 1), style, marker="o",
+                color=colour, alpha=0.4 + 0.6 * (S == max(ds["state_size"].values)), label=f"{rev['role']}, S = {S}")
+
+
+def _automata(ax, rev: dict, style: str, colour: str) -> None:
+    ds = rev["ca_state_size_summary"]
+    for c in sorted(set(ds["strength"].values.tolist())):
+        idx = sorted((i for i in range(ds.sizes["cell"]) if ds["strength"].values[i] == c),
+                     key=lambda i: ds["state_size"].values[i])
+        ax.plot(ds["state_size"].values[idx], [_km_by(ds, i, "plateau_end") for i in idx], style, marker="o",
+                color=colour, label=f"{rev['role']}, c = {c:g}")
+    ax.set_xscale("log", base=2)
+
+
+def _language_models(ax, rev: dict, style: str, colour: str) -> None:
+    pr = rev["lm_probes"]
+    sizes = [str(s) for s in pr["size"].values if "+" not in str(s)]
+    solved = [float((pr["bracket_censored"].sel(size=s).values == 0).mean()) for s in sizes]
+    ax.plot(range(len(sizes)), solved, style, marker="o", color=colour, label=rev["role"])
+    ax.set_xticks(range(len(sizes)), sizes)
+
+
+FIGURES = [
+    ("linear_map_results", _linear_map, "step", "bit accuracy", "Linear map: accuracy against step, every seed (thin) "
+     "and their mean (thick)."),
+    ("sparsity_summary", _sparsity, "density s/S", "median final loss on x_1", "Sparsity: median final loss against "
+     "s/S per state size (the largest S darkest)."),
+    ("ca_state_size_summary", _automata, "state size S", "KM median plateau end (step)", "Automata: Kaplan-Meier "
+     "median plateau end against S per bias strength (drawn at the budget where not reached)."),
+    ("lm_probes", _language_models, "size", "fraction of (capability, seed) solved", "Language models: fraction of "
+     "capability runs solved within the budget, per size."),
+]
+
+
+def figures(base: dict, head: dict, out_dir: Path) -> list[str]:
+    """Markdown for each key figure, both revisions overlaid (base dashed, head solid)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    blocks = []
+    for i, (key, draw, xlabel, ylabel, caption) in enumerate(FIGURES):
+        have = [(r, style, colour) for r, style, colour in ((base, "--", "C0"), (head, "-", "C3")) if r[key] is not None]
+        if not have:
+            blocks.append(f"*{caption}* Neither revision has `{key}`.")
+            continue
+        fig, ax = plt.subplots(figsize=(6.5, 3.6))
+        for rev, style, colour in have:
+            draw(ax, rev, style, colour)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        name = f"figure{i}.png"
+        fig.savefig(out_dir / name, dpi=110)
+        plt.close(fig)
+        blocks.append(f"![{caption} Base dashed, head solid.{_lacks([base, head], key)}]({name})")
+    return blocks
+
+
+def _table(df: pd.DataFrame, empty: str) -> str:
+    return pipe_table(df.astype(str)) if not df.empty else empty
+
+
+def compare_markdown(base: dict, head: dict, work_dir: Path) -> str:
+    missing = [f"{r['label']}: no `{k}`" for r in (base, head) for k in ("scorecard", "summary_metrics") if r[k] is None]
+    return "\n\n".join([
+        f"Base: **{base['label']}**. Head: **{head['label']}**. Read from DVC's cache; nothing was rerun."
+        + (f" Missing: {'; '.join(missing)}." if missing else ""),
+        "## Parameters that changed", _table(params_diff(head["params"], base["params"]), "None."),
+        "## Verdicts that changed", _table(verdict_diff(base, head), "None."),
+        "## Summary metrics that changed", _table(metric_diff(base, head), "None (or, where named above, a revision has none)."),
+        "## Key figures", *figures(base, head, work_dir),
+    ]) + "\n"
+
+
+def compare(base_rev: str, head_rev: str = WORKSPACE, root: Path = REPO_ROOT) -> Path:
+    """Write root/report/_compare/compare.html and compare.pdf; returns the folder."""
+    trees = {rev: checkout(rev, root) for rev in (base_rev, head_rev)}
+    try:
+        base = revision(base_rev, trees[base_rev], "base", root)
+        head = revision(head_rev, trees[head_rev], "head", root)
+        out, work = root / "report" / "_compare", root / "data" / ".scratch" / "compare" / "page"
+        shutil.rmtree(work, ignore_errors=True)
+        markdown = compare_markdown(base, head, work)
+        out.mkdir(parents=True, exist_ok=True)
+        title = f"Comparison: {base_rev} against {head_rev}"
+        html_page(markdown, out / "compare.html", work, title)
+        pdf_document(markdown, out / "compare.pdf", work, title)
+    finally:
+        for tree in trees.values():
+            if tree != root:
+                _run(["git", "worktree", "remove", "--force", str(tree)], root, check=False)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if not 1 <= len(argv) <= 2:
+        print("usage: python -m emergence.compare BASE [HEAD]   (HEAD defaults to the workspace)")
+        return 2
+    out = compare(argv[0], argv[1] if len(argv) == 2 else WORKSPACE)
+    print(f"HTML: {out / 'compare.html'}\nPDF:  {out / 'compare.pdf'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
