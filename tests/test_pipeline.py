@@ -187,7 +187,8 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
 def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(smoke_repo):
     """The default DVC remote (.dvc/config: a folder beside the repository) takes `dvc push`; a
     fresh clone beside it pulls the same report and metrics, and `dvc status` has nothing to run."""
-    sh(["git", "add", "dvc.lock", "data/claims", "data/metrics", "data/linear_map/metrics.json"], smoke_repo)
+    sh(["git", "add", "params.yaml", "dvc.lock", "data/claims", "data/metrics", "data/linear_map/metrics.json"],
+       smoke_repo)  # params.yaml: the smoke profile line
     sh(["git", "commit", "-qm", "results"], smoke_repo)
     sh(["dvc", "push", "-q"], smoke_repo)
     clone = smoke_repo.parent / f"{smoke_repo.name}-clone"
