@@ -187,8 +187,8 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_repo):
 def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(smoke_repo):
     """The default DVC remote (.dvc/config: a folder beside the repository) takes `dvc push`; a
     fresh clone beside it pulls the same report and metrics, and `dvc status` has nothing to run."""
-    sh(["git", "add", "params.yaml", "dvc.lock", "data/claims", "data/metrics", "data/linear_map/metrics.json"],
-       smoke_repo)  # params.yaml: the smoke profile line
+    sh(["dvc", "repro"], smoke_repo)  # what the tests above left changed
+    sh(["git", "add", "-A"], smoke_repo)  # the smoke profile line, dvc.lock, metrics and plot data
     sh(["git", "commit", "-qm", "results"], smoke_repo)
     sh(["dvc", "push", "-q"], smoke_repo)
     clone = smoke_repo.parent / f"{smoke_repo.name}-clone"
@@ -244,22 +244,23 @@ def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
 
 
 def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revisions(smoke_repo):
-    """A parameter that changes results without training (the mirage chapter's rise threshold):
+    """A parameter that changes results without training (the linear map's plateau threshold):
     `make compare` against the last commit lists exactly it, the metrics it moved and draws both
     revisions, read from DVC's cache."""
     if "results" not in sh(["git", "log", "-1", "--format=%s"], smoke_repo).stdout:
         sh(["git", "add", "-A"], smoke_repo)
         sh(["git", "commit", "-qm", "results"], smoke_repo)
     params = smoke_repo / "params.yaml"
-    original = _edit(params, "rise_threshold: 0.5 ", "rise_threshold: 0.6 ")
+    original = _edit(params, "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
     try:
-        sh(["dvc", "repro", "summary_metrics", "claims_scorecard"], smoke_repo)
+        out = sh(["dvc", "repro", "summary_metrics", "claims_scorecard"], smoke_repo)
+        assert "train group" not in out.stdout + out.stderr
         sh([sys.executable, "-m", "emergence.compare", "HEAD"], smoke_repo)
         page = (smoke_repo / "report" / "_compare" / "compare.html").read_text().replace("\u200b", "")
         changed = page.split('id="parameters-that-changed"')[1].split('id="verdicts-that-changed"')[0]
-        assert re.findall(r"<td>([a-z_]+\.[\w.]+)</td>", changed) == ["mirage.rise_threshold"]
+        assert re.findall(r"<td[^>]*>([a-z_]+\.[\w.]+)</td>", changed) == ["linear_map.analysis.plateau_threshold"]
         metrics = page.split('id="summary-metrics-that-changed"')[1].split('id="key-figures"')[0]
-        assert "mirage." in metrics and "sparsity." not in metrics          # what moved, and only that
+        assert "km_median_plateau_end" in metrics and "language_models." not in metrics  # what moved, only that
         assert page.count("data:image/png") == 4 and not EXTERNAL.search(page)
         assert (smoke_repo / "report" / "_compare" / "compare.pdf").stat().st_size > 10_000
         assert len(sh(["git", "worktree", "list"], smoke_repo).stdout.splitlines()) == 1  # the base's is removed
