@@ -1,10 +1,11 @@
 """Stage mirage_analyse: every emergence scored under discontinuous and continuous metrics.
 
-    python -m stages.mirage_analyse LINEAR_MAP_RESULTS CA_STATE_SIZE_CELLS LM_PROBES OUT_DIR
+    python -m stages.mirage_analyse LINEAR_MAP_RESULTS CA_STATE_SIZE_CELLS LM_PROBES SPARSITY_ROWS OUT_DIR LENGTHS_NC
 
 Writes OUT_DIR/linear_map.nc, OUT_DIR/automata-S<size>.nc (the control arm of each state size)
-and OUT_DIR/language_models.nc (emergence/experiments/mirage_analysis.py); the folder replaces
-the old one atomically.
+and OUT_DIR/language_models.nc (emergence/experiments/mirage_analysis.py), the folder replacing
+the old one atomically, and LENGTHS_NC: the exact-match prediction across the sparsity sweep's
+answer lengths.
 """
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.stage import stage_run
 
 if __name__ == "__main__":
-    linear_map, ca_cells, probes, out = map(Path, sys.argv[1:])
+    linear_map, ca_cells, probes, sparsity_rows, out, lengths = map(Path, sys.argv[1:])
     with stage_run("mirage_analyse") as params, atomic_dir(out) as tmp:
         args = (params["mirage"]["rise_threshold"], params["mirage"]["horizon_fraction"])
         write_netcdf(ma.linear_map(read_netcdf(linear_map), *args), tmp / "linear_map.nc")
@@ -23,3 +24,4 @@ if __name__ == "__main__":
             write_netcdf(ds, tmp / f"automata-{ds.attrs['setting']}.nc")
         write_netcdf(ma.language_models(read_netcdf(probes), *args, min_subsample=params["mirage"]["min_subsample"],
                                         draws=params["mirage"]["subsample_draws"]), tmp / "language_models.nc")
+    write_netcdf(ma.answer_lengths({f.stem: read_netcdf(f) for f in sorted(sparsity_rows.glob("*.nc"))}), lengths)

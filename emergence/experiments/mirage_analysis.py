@@ -273,3 +273,26 @@ def at_grid_fraction(ds: xr.Dataset, continuous: str, discontinuous: str = "accu
     rose = (disc["unit_censored"].values == 0) & np.isfinite(disc["unit_width"].values)
     sharp = lambda d: (d["unit_censored"].values == 0) & (d["unit_width"].values <= d["unit_grid"].values)  # noqa: E731
     return float((rose & sharp(disc) & sharp(cont)).sum() / rose.sum()) if rose.any() else math.nan
+
+
+def answer_lengths(rows: dict[str, xr.Dataset]) -> xr.Dataset:
+    """Schaeffer's prediction across answer lengths on the linear map: every cell of the sparsity
+    sweep (rows of state size S, so answers of L = S bits), per seed, the fraction of the exact
+    match curve explained by the product of the bits' accuracies and by the mean accuracy ^ L,
+    with the final exact match and bit accuracy (cells by (S, s))."""
+    cells = [(int(ds.attrs.get("state_size", ds.sizes["bit"])), int(s), ds.sel(sparsity=s))
+             for ds in rows.values() for s in ds["sparsity"].values]
+    n_seed = max(c.sizes["seed"] for _, _, c in cells) if cells else 0
+    out = {k: np.full((len(cells), n_seed), np.nan) for k in
+           ("explained_by_units", "explained_by_mean", "final_exact_match", "final_accuracy")}
+    for i, (S, _, c) in enumerate(cells):
+        observed, unit_acc = c["exact_match"].values.astype(float), c["unit_accuracy"].values.astype(float)
+        power = c["accuracy"].values.astype(float) ** unit_acc.shape[-1]
+        for k in range(c.sizes["seed"]):
+            out["explained_by_units"][i, k] = mi.explained_fraction(observed[k], mi.exact_match_from_units(unit_acc[k]))
+            out["explained_by_mean"][i, k] = mi.explained_fraction(observed[k], power[k])
+            out["final_exact_match"][i, k], out["final_accuracy"][i, k] = observed[k, -1], c["accuracy"].values[k, -1]
+    return xr.Dataset({k: (("cell", "seed"), v) for k, v in out.items()},
+                      coords={"state_size": ("cell", [S for S, _, _ in cells]),
+                              "sparsity": ("cell", [s for _, s, _ in cells]), "seed": np.arange(n_seed)},
+                      attrs={"task": "linear_map", "what": "answer-length sweep of the exact-match prediction"})

@@ -196,6 +196,18 @@ rows = [{"runs": label(ds), "answer length L": int(ds.attrs["answer_length"]),
         for ds in synthetic.values()]
 table(pd.DataFrame(rows), index=False)
 
+# %%
+lengths = load("mirage_lengths")
+if lengths.sizes["cell"]:
+    display(md("Across answer lengths: the linear map's sparsity sweep trains states of S = L bits; for each "
+               "cell, the median over seeds of the same two predictions."))
+    display(table(pd.DataFrame([{
+        "L = S": int(lengths["state_size"].values[i]), "s": int(lengths["sparsity"].values[i]),
+        "final exact match (median)": median_of(lengths["final_exact_match"].values[i]),
+        "explained by the bits' product (median)": median_of(lengths["explained_by_units"].values[i], 2),
+        "explained by p^L (median)": median_of(lengths["explained_by_mean"].values[i], 2)}
+        for i in range(lengths.sizes["cell"])]), index=False))
+
 # %% [markdown]
 # "Explained" is 1 minus the squared error of the prediction over the exact-match curve's own
 # variance across steps (1: the prediction is the curve; 0: no better than its mean; negative:
