@@ -8,6 +8,7 @@ fraction of seeds that got there, mean final losses, and the mirage chapter's ra
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from emergence.experiments.mirage_analysis import width_ratio
@@ -18,6 +19,12 @@ def _km(ds: xr.Dataset, i: int, event: str) -> float:
     t, c = ds[f"{event}_step"].values[i], ds[f"{event}_censored"].values[i].astype(bool)
     ok = np.isfinite(t)
     return km_median(t[ok], c[ok]) if ok.any() else float("nan")
+
+
+def _at_budget(ds: xr.Dataset, i: int, event: str) -> float:
+    """The KM median, drawn at the budget where it is not reached (for plots)."""
+    m = _km(ds, i, event)
+    return float(ds["budget_step"].values[i].max()) if np.isinf(m) else m
 
 
 def cell_metrics(ds: xr.Dataset, label) -> dict[str, float]:
@@ -89,3 +96,19 @@ def summary_metrics(summaries: dict[str, xr.Dataset], probes: xr.Dataset, precis
     out.update({f"precision.{k}": v for k, v in precision_metrics(precision).items()})
     out.update({f"mirage.{k}": v for k, v in mirage_metrics(mirage).items()})
     return dict(sorted(out.items()))
+
+
+def plot_tables(summaries: dict[str, xr.Dataset], probes: xr.Dataset) -> dict[str, pd.DataFrame]:
+    """The key curves as DVC plot data (`dvc plots diff A B` overlays them): the sparsity hump
+    (median final loss against s/S per S), the automata's plateau against S (KM median per bias
+    strength, the budget where not reached) and the language models' fraction solved per size."""
+    sp, ca = summaries["sparsity"], summaries["automata"]
+    hump = pd.DataFrame({"state_size": sp["state_size"].values, "density": sp["density"].values,
+                         "median_final_loss": np.nanmedian(sp["final_output_loss"].values, 1)})
+    plateau = pd.DataFrame({"state_size": ca["state_size"].values, "strength": ca["strength"].values,
+                            "km_median_plateau_end": [_at_budget(ca, i, "plateau_end") for i in range(ca.sizes["cell"])]})
+    solved = pd.DataFrame([{"size": str(s), "capability": str(c),
+                            "fraction_solved": float((probes["bracket_censored"].sel(size=s, capability=c).values == 0).mean())}
+                           for s in probes["size"].values for c in probes["capability"].values])
+    return {"sparsity_hump": hump.sort_values(["state_size", "density"]), "automata_plateau":
+            plateau.sort_values(["strength", "state_size"]), "lm_solved": solved}

@@ -42,3 +42,15 @@ def test_language_model_metrics_count_the_censored_seeds():
 
 def test_json_safe_is_byte_stable():
     assert json_safe({"a": np.float32(0.1), "b": [np.nan, -np.inf, np.int64(3)]}) == {"a": 0.1, "b": [None, "-inf", 3]}
+
+
+def test_plot_tables_hold_the_key_curves():
+    from emergence.summary_metrics import plot_tables
+    sp = _summary().assign(density=("cell", [0.125, 0.5]))
+    ca = _summary().assign(strength=("cell", [0.0, 0.0]), budget_step=(("cell",), [1000.0, 1000.0]))
+    probes = xr.Dataset({"bracket_censored": (("size", "capability", "seed"), [[[0, 1]], [[0, 0]]])},
+                        coords={"size": ["small", "large"], "capability": ["spans"], "seed": [0, 1]})
+    tables = plot_tables({"sparsity": sp, "automata": ca}, probes)
+    assert list(tables["sparsity_hump"]["median_final_loss"]) == pytest.approx([0.1, 0.69])
+    assert list(tables["automata_plateau"]["km_median_plateau_end"]) == pytest.approx([200.0, 1000.0])  # at the budget
+    assert list(tables["lm_solved"]["fraction_solved"]) == [0.5, 1.0]
