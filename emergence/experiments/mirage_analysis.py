@@ -281,7 +281,7 @@ def answer_lengths(rows: dict[str, xr.Dataset]) -> xr.Dataset:
     match curve explained by the product of the bits' accuracies and by the mean accuracy ^ L,
     with the final exact match and bit accuracy (cells by (S, s))."""
     cells = [(int(ds.attrs.get("state_size", ds.sizes["bit"])), int(s), ds.sel(sparsity=s))
-             for ds in rows.values() for s in ds["sparsity"].values]
+             for ds in rows.values() if "sparsity" in ds.coords for s in ds["sparsity"].values]  # a row a profile skips is empty
     n_seed = max(c.sizes["seed"] for _, _, c in cells) if cells else 0
     out = {k: np.full((len(cells), n_seed), np.nan) for k in
            ("explained_by_units", "explained_by_mean", "final_exact_match", "final_accuracy")}
