@@ -30,7 +30,7 @@ from emergence.params import REPO_ROOT, flatten, merged_params  # noqa: E402
 from emergence.render import html_page, pdf_document  # noqa: E402
 from emergence.report_index import params_diff  # noqa: E402
 from emergence.stage import pipeline_paths  # noqa: E402
-from emergence.survival import km_median  # noqa: E402
+from emergence.summary_metrics import at_budget  # noqa: E402
 from emergence.tables import pipe_table  # noqa: E402
 
 WORKSPACE = "workspace"
@@ -112,13 +112,6 @@ def _linear_map(ax, rev: dict, style: str, colour: str) -> None:
     ax.plot(steps, np.nanmean(acc, 0), style, lw=2, color=colour, label=rev["role"])
 
 
-def _km_by(ds, i, event):
-    t, c = ds[f"{event}_step"].values[i], ds[f"{event}_censored"].values[i].astype(bool)
-    ok = np.isfinite(t)
-    m = km_median(t[ok], c[ok]) if ok.any() else np.nan
-    return float(ds["budget_step"].values[i]) if np.isinf(m) else m
-
-
 def _sparsity(ax, rev: dict, style: str, colour: str) -> None:
     ds = rev["sparsity_summary"]
     for S in sorted(set(ds["state_size"].values.tolist())):
@@ -133,7 +126,7 @@ def _automata(ax, rev: dict, style: str, colour: str) -> None:
     for c in sorted(set(ds["strength"].values.tolist())):
         idx = sorted((i for i in range(ds.sizes["cell"]) if ds["strength"].values[i] == c),
                      key=lambda i: ds["state_size"].values[i])
-        ax.plot(ds["state_size"].values[idx], [_km_by(ds, i, "plateau_end") for i in idx], style, marker="o",
+        ax.plot(ds["state_size"].values[idx], [at_budget(ds, i, "plateau_end") for i in idx], style, marker="o",
                 color=colour, label=f"{rev['role']}, c = {c:g}")
     ax.set_xscale("log", base=2)
 

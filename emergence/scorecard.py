@@ -21,7 +21,7 @@ import yaml
 
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
-from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, width_ratio
+from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
 from emergence.survival import benjamini_hochberg
 from emergence.verdicts import Arm, Verdict
 
@@ -449,11 +449,6 @@ def _by_seed(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([a.reshape(a.shape[0], -1) for a in arrays], axis=1)
 
 
-def _lm_by_seed(ds: xr.Dataset, values: np.ndarray) -> np.ndarray:
-    """[size, capability, seed] -> [seed, size x capability]: the seed is the unit."""
-    return np.moveaxis(values, -1, 0).reshape(ds.sizes["seed"], -1)
-
-
 def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
     """The jumps asked Schaeffer et al.'s question, per task: do they survive a continuous
     metric, are they sharp within a run and random across seeds, does the attention move first.
@@ -469,7 +464,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         out.append((f"mirage-metric-{key}", vd.jump_survives_continuous_metrics(
             _by_seed([width_ratio(ds, continuous) for ds in sets]), claim=f"1 ({label}, metric)",
             max_factor=c["metric_factor"], metric="cross-entropy",
-            at_grid=float(np.nanmean([at_grid_fraction(ds, continuous) for ds in sets])), **common,
+            at_grid=at_grid_fraction(sets, continuous), **common,
             **ctx.common(f"mirage-metric-{key}"))))
         out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
             _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values == 1 for d in cont]),
@@ -484,16 +479,16 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         ds = mirage["language_models"]
         cont = ds.sel(unit_metric="p_correct")
         out.append(("mirage-metric-lm", vd.jump_survives_continuous_metrics(
-            _lm_by_seed(ds, width_ratio(ds, "p_correct")), claim="1 (language models, metric)",
+            runs_by_seed(width_ratio(ds, "p_correct")), claim="1 (language models, metric)",
             max_factor=c["metric_factor"], metric="p(correct)", at_grid=at_grid_fraction(ds, "p_correct"), **common,
             **ctx.common("mirage-metric-lm"))))
         out.append(("mirage-random-lm", vd.sharp_within_random_across(
-            _lm_by_seed(ds, cont["unit_midpoint"].values), _lm_by_seed(ds, cont["unit_censored"].values == 1),
-            _lm_by_seed(ds, resolved_width(cont)), claim="1 (language models, sharp and random)",
+            runs_by_seed(cont["unit_midpoint"].values), runs_by_seed(cont["unit_censored"].values == 1),
+            runs_by_seed(resolved_width(cont)), claim="1 (language models, sharp and random)",
             min_ratio=c["random_ratio"], **common, **ctx.common("mirage-random-lm"))))
         smallest = int(ds["subsample"].values[0])
         out.append(("mirage-resolution-lm", vd.jump_not_a_resolution_artefact(
-            _lm_by_seed(ds, ds["resolution_shift"].sel(subsample=smallest).values),
+            runs_by_seed(ds["resolution_shift"].sel(subsample=smallest).values),
             claim="1 (language models, resolution)", max_intervals=c["resolution_intervals"], subsample=smallest,
             **common, **ctx.common("mirage-resolution-lm"))))
     return out

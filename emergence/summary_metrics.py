@@ -21,7 +21,7 @@ def _km(ds: xr.Dataset, i: int, event: str) -> float:
     return km_median(t[ok], c[ok]) if ok.any() else float("nan")
 
 
-def _at_budget(ds: xr.Dataset, i: int, event: str) -> float:
+def at_budget(ds: xr.Dataset, i: int, event: str) -> float:
     """The KM median, drawn at the budget where it is not reached (for plots)."""
     m = _km(ds, i, event)
     return float(ds["budget_step"].values[i].max()) if np.isinf(m) else m
@@ -106,7 +106,7 @@ def plot_tables(summaries: dict[str, xr.Dataset], probes: xr.Dataset) -> dict[st
     hump = pd.DataFrame({"state_size": sp["state_size"].values, "density": sp["density"].values,
                          "median_final_loss": np.nanmedian(sp["final_output_loss"].values, 1)})
     plateau = pd.DataFrame({"state_size": ca["state_size"].values, "strength": ca["strength"].values,
-                            "km_median_plateau_end": [_at_budget(ca, i, "plateau_end") for i in range(ca.sizes["cell"])]})
+                            "km_median_plateau_end": [at_budget(ca, i, "plateau_end") for i in range(ca.sizes["cell"])]})
     solved = pd.DataFrame([{"size": str(s), "capability": str(c),
                             "fraction_solved": float((probes["bracket_censored"].sel(size=s, capability=c).values == 0).mean())}
                            for s in probes["size"].values for c in probes["capability"].values])

@@ -698,6 +698,12 @@ def _seed_bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, se
     return _percentiles(np.array([statistic(values[rng.integers(0, n, n)]) for _ in range(n_boot)]), level)
 
 
+def _median_keeping_inf(values: np.ndarray) -> float:
+    """Median of the defined entries (NaN dropped; inf kept: it is a large, censored value)."""
+    defined = values[~np.isnan(values)]
+    return float(np.quantile(defined, 0.5, method="inverted_cdf")) if defined.size else float("nan")
+
+
 def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement: str, max_factor: float,
                                      alpha: float, paper: str = "", metric: str = "cross-entropy",
                                      at_grid: float = float("nan"), n_boot: int = 2000, seed: int = 0) -> Verdict:
@@ -713,8 +719,7 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     widths are one evaluation interval (the grid's floor), is reported: there both metrics jump
     as sharply as the grid can show."""
     r = np.atleast_2d(np.asarray(ratio, float))
-    median = lambda rows: float(np.quantile(rows[~np.isnan(rows)], 0.5, method="inverted_cdf")) \
-        if (~np.isnan(rows)).any() else float("nan")  # noqa: E731  inf entries stay in: they are large
+    median = _median_keeping_inf
     est = median(r)
     lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed)
     units = int((~np.isnan(r)).sum())
@@ -858,8 +863,7 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     depends on which examples it drew: the rise is gradual); inconclusive otherwise or when no
     run emerged."""
     r = np.atleast_2d(np.asarray(shift, float))
-    median = lambda rows: float(np.quantile(rows[~np.isnan(rows)], 0.5, method="inverted_cdf")) \
-        if (~np.isnan(rows)).any() else float("nan")  # noqa: E731
+    median = _median_keeping_inf
     est = median(r)
     lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed)
     runs = int((~np.isnan(r)).sum())

@@ -26,6 +26,13 @@ WHOLE_METRICS = ("exact_match", "accuracy", "p_correct", "cross_entropy")
 LM_METRICS = ("accuracy", "p_correct")
 
 
+def runs_by_seed(values: np.ndarray) -> np.ndarray:
+    """[..., seed] -> [seed, run]: every other axis (size, capability, ...) flattened into runs,
+    so that the seed stays the unit of the verdict rules' resampling."""
+    values = np.asarray(values)
+    return np.moveaxis(values, -1, 0).reshape(values.shape[-1], -1)
+
+
 def _rises(steps: np.ndarray, curves: np.ndarray, threshold: float) -> dict[str, np.ndarray]:
     """fit_rise over the leading axes of `curves[..., step]`: midpoint, width, censored, aic_gain,
     breakthroughness, each shaped like the leading axes."""
@@ -210,9 +217,8 @@ def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: floa
     steps = p["checkpoint_step"].values.astype(float)
     curves = np.stack([p["probe_accuracy"].values, p["probe_p_correct"].values]).astype(float)  # [metric, size, cap, seed, step]
     rises = _rises(steps, curves, threshold)
-    by_seed = lambda a: np.moveaxis(a, -1, 0).reshape(a.shape[-1], -1)  # noqa: E731  [size, cap, seed] -> [seed, unit]
     seen = {"p(correct)": np.moveaxis(curves[1], (2, 3), (0, 1)).reshape(curves.shape[3], curves.shape[4], -1)}
-    risk, forecast = early_warning(steps, by_seed(rises["midpoint"][0]), by_seed(rises["censored"][0]), seen,
+    risk, forecast = early_warning(steps, runs_by_seed(rises["midpoint"][0]), runs_by_seed(rises["censored"][0]), seen,
                                    horizon_fraction)
     risk = np.moveaxis(risk.reshape(p.sizes["seed"], len(sizes), -1), 0, -1)
     n_prompts = p.sizes["prompt"]
@@ -266,13 +272,17 @@ def resolved_width(ds: xr.Dataset) -> np.ndarray:
     return np.where(ds["unit_censored"].values == 1, np.nan, np.where(np.isfinite(w), np.fmax(w, g), np.nan))
 
 
-def at_grid_fraction(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy") -> float:
-    """Of the units whose discontinuous curve rose, the fraction whose rises under both metrics
-    are no wider than one evaluation interval (the grid shows no difference between them)."""
-    disc, cont = ds.sel(unit_metric=discontinuous), ds.sel(unit_metric=continuous)
-    rose = (disc["unit_censored"].values == 0) & np.isfinite(disc["unit_width"].values)
-    sharp = lambda d: (d["unit_censored"].values == 0) & (d["unit_width"].values <= d["unit_grid"].values)  # noqa: E731
-    return float((rose & sharp(disc) & sharp(cont)).sum() / rose.sum()) if rose.any() else math.nan
+def at_grid_fraction(datasets: xr.Dataset | list[xr.Dataset], continuous: str, discontinuous: str = "accuracy") -> float:
+    """Of the units whose discontinuous curve rose (pooled over `datasets`), the fraction whose
+    rises under both metrics are no wider than one evaluation interval (the grid shows no
+    difference between them)."""
+    rose_n = sharp_n = 0
+    for ds in datasets if isinstance(datasets, list) else [datasets]:
+        disc, cont = ds.sel(unit_metric=discontinuous), ds.sel(unit_metric=continuous)
+        rose = (disc["unit_censored"].values == 0) & np.isfinite(disc["unit_width"].values)
+        sharp = lambda d: (d["unit_censored"].values == 0) & (d["unit_width"].values <= d["unit_grid"].values)  # noqa: E731
+        rose_n, sharp_n = rose_n + int(rose.sum()), sharp_n + int((rose & sharp(disc) & sharp(cont)).sum())
+    return sharp_n / rose_n if rose_n else math.nan
 
 
 def answer_lengths(rows: dict[str, xr.Dataset]) -> xr.Dataset:

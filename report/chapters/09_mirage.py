@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, width_ratio
+from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
@@ -287,10 +287,9 @@ table(pd.DataFrame(rows), index=False)
 fig, axes = panels(len(mirage), height=3.4)
 for ax, (name, ds) in zip(axes[0], mirage.items()):
     d = ds.sel(unit_metric=continuous_of(ds))
-    mid = d["unit_midpoint"].values.reshape(-1, d["unit_midpoint"].shape[-1]) if d["unit_midpoint"].ndim == 2 else \
-        np.moveaxis(d["unit_midpoint"].values, -1, 0).reshape(d.sizes["seed"], -1)
-    cen = (d["unit_censored"].values.reshape(mid.shape) if d["unit_censored"].ndim == 2 else
-           np.moveaxis(d["unit_censored"].values, -1, 0).reshape(mid.shape)) == 1
+    lm_runs = d["unit_midpoint"].ndim > 2  # language models: [size, capability, seed]
+    mid = runs_by_seed(d["unit_midpoint"].values) if lm_runs else d["unit_midpoint"].values
+    cen = (runs_by_seed(d["unit_censored"].values) if lm_runs else d["unit_censored"].values) == 1
     width = float(np.nanmedian(resolved_width(d))) if np.isfinite(resolved_width(d)).any() else np.nan
     ax.set_title(label(ds), fontsize=9)
     if cen.all():
