@@ -16,7 +16,10 @@ as the seed-batched matmuls the step runs). Also measured, in the same process l
 - `plain_loop`: the same transformer trained one seed at a time the way most research code
   does (emergence/plain_loop.py), and the ratio of the best configuration to it;
 - `process_layout`: one process with every thread against one single-thread process per
-  thread, run at once, in seed-steps/s summed over processes.
+  thread, run at once, in seed-steps/s summed over processes;
+- `evaluation`: the periodic evaluation (emergence.train.evaluate) with and without the
+  per-example answers, and the share of a whole run (its steps and its evaluation schedule)
+  that keeping them adds.
 Each measurement runs in a fresh process so its peak memory is its own.
 """
 from __future__ import annotations
@@ -39,7 +42,8 @@ from emergence.io import write_json
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.precision import PRECISIONS, bf16_support
-from emergence.train import batch_generator, make_optimizer, train_flops_per_step, train_step, training_forward
+from emergence.train import (batch_generator, evaluate, make_optimizer, schedules, train_flops_per_step, train_step,
+                             training_forward)
 
 DTYPES = {"float32": torch.float32, "bf16-autocast": torch.bfloat16}
 
@@ -168,6 +172,48 @@ def _measure_plain(args: tuple) -> dict:
             "gflop_per_s": train_flops_per_step(cfg, B) * n / elapsed / 1e9, "peak_memory_mib": _peak_mib(device)}
 
 
+def evaluation_share(steps: int, n_evals: int, step_s: float, eval_s: float, extra_s: float) -> float:
+    """What `extra_s` more seconds per evaluation add to a run of `steps` training steps of
+    `step_s` and `n_evals` evaluations of `eval_s`, as a fraction of that run's time."""
+    return n_evals * extra_s / (steps * step_s + n_evals * eval_s)
+
+
+def _measure_evaluation(args: tuple) -> dict:
+    """Seconds per evaluation of one seed group without and with the per-example answers
+    (alternated, medians of 5 each), the training step's seconds in the same process, and the
+    share of a whole run the per-example answers add."""
+    config_name, task_name, section, threads, seconds, device = args
+    keep_freed_memory()
+    torch.set_num_threads(threads)
+    train = section["train"]
+    task, cfg = _model_of(task_name, section)
+    task = task.to(torch.device(device))
+    seeds = list(range(train["seeds_per_group"]))
+    model = SeedTransformer(cfg, seeds).to(device)
+    opt = make_optimizer(model, train)
+    forward = training_forward(model, train, None)
+
+    def step(i: int) -> None:
+        tokens = torch.stack([task.sampler(train["batch_size"], batch_generator(s, i)) for s in seeds])
+        train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"], precision=train["precision"])
+
+    n, elapsed, _ = _timed(step, seconds, device)
+    times: dict[bool, list[float]] = {False: [], True: []}
+    evaluate(model, task, want_maps=False)
+    for _ in range(5):
+        for per_example in (False, True):
+            start = time.perf_counter()
+            evaluate(model, task, want_maps=False, examples="units" if per_example else "none")
+            times[per_example].append(time.perf_counter() - start)
+    without, with_ = _median(times[False]), _median(times[True])
+    n_evals = len(schedules(train)[0])
+    return {"config": config_name, "seeds_per_group": len(seeds), "eval_sequences": int(task.eval_tokens.shape[0]),
+            "evaluations_per_run": n_evals, "steps_per_run": train["steps"], "step_s": elapsed / n,
+            "evaluation_s": without, "evaluation_with_examples_s": with_,
+            "examples_share_of_run": evaluation_share(train["steps"], n_evals, elapsed / n, without, with_ - without),
+            "evaluation_share_of_run": evaluation_share(train["steps"], n_evals, elapsed / n, 0.0, without)}
+
+
 BASE_CONFIGS = ("paper", "default", "cellular_automata")
 LAYOUT_CONFIGS = ("paper", "default")
 
@@ -244,6 +290,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     ceilings: dict[str, list[float]] = {p: [] for p in precisions}
     plain: dict[str, list[float]] = {}
     layout: dict[str, list[dict]] = {}
+    evaluation: dict[str, list[dict]] = {}
     for r in range(rounds):
         for p in precisions:
             ceilings[p].append(matmul_ceiling(threads, DTYPES[p]) if device == "cpu" else _gpu_ceiling(DTYPES[p]))
@@ -269,6 +316,15 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                 plain.setdefault(name, []).append(row["seed_steps_per_s"])
                 print(f"round {r + 1}/{rounds} plain loop {name:21s}: {row['seed_steps_per_s']:8.2f} seed-steps/s",
                       flush=True)
+        for name in BASE_CONFIGS:
+            if name in configs:
+                task_name, section, _ = configs[name]
+                with ctx.Pool(1) as pool:
+                    row = pool.apply(_measure_evaluation, ((name, task_name, section, threads, seconds, device),))
+                evaluation.setdefault(name, []).append(row)
+                print(f"round {r + 1}/{rounds} evaluation {name:21s}: {row['evaluation_s'] * 1e3:7.1f} ms, "
+                      f"{row['evaluation_with_examples_s'] * 1e3:7.1f} ms with per-example answers "
+                      f"(+{row['examples_share_of_run']:.1%} of a run)", flush=True)
         if device == "cpu" and threads > 1:
             for name in LAYOUT_CONFIGS:
                 for p in precisions:
@@ -324,7 +380,10 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             "shape_ceilings_gflop_per_s": [{"precision": k[0], "seeds_per_group": k[1], "model": json.loads(k[2]),
                                             "batch_size": k[3], "gflop_per_s": v} for k, v in shape_ceilings.items()],
             "flop_counting": "analytic: 3 x forward matmul FLOPs (2 per multiply-add), causal attention counted at half",
-            "results": rows, "best": best, "vs_plain_loop": vs_plain, "process_layout": layouts}
+            "results": rows, "best": best, "vs_plain_loop": vs_plain, "process_layout": layouts,
+            "evaluation": {name: {**runs[0], **{k: _summary([x[k] for x in runs]) for k in (
+                "step_s", "evaluation_s", "evaluation_with_examples_s", "examples_share_of_run",
+                "evaluation_share_of_run")}} for name, runs in evaluation.items()}}
 
 
 def _json_safe(x):

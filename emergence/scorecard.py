@@ -42,7 +42,8 @@ FIGURES = {"lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching",
            "linear-map-random-times": "fig-emergence-spread", "mirage-random-linear-map": "fig-mirage-random",
            "mirage-random-automata": "fig-mirage-random", "mirage-random-lm": "fig-mirage-random",
            "mirage-precursor-linear-map": "fig-mirage-precursor", "mirage-precursor-automata": "fig-mirage-precursor",
-           "mirage-resolution-lm": "fig-mirage-resolution"}
+           "mirage-resolution-lm": "fig-mirage-resolution", "mirage-resolution-linear-map": "fig-mirage-resolution",
+           "mirage-resolution-automata": "fig-mirage-resolution"}
 
 
 def arm(ds: xr.Dataset, what: str, cells: Iterable[int] | int) -> Arm:
@@ -475,6 +476,15 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             _by_seed([ds["loss_change_step"].values for ds in sets]), claim=f"2 ({label}, attention first)",
             resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"], **common,
             **ctx.common(f"mirage-precursor-{key}"))))
+        level = "unit" if all("unit_resolution_shift" in ds for ds in sets) else "whole"
+        if all(f"{level}_resolution_shift" in ds for ds in sets):
+            smallest = min(int(ds["subsample"].values[0]) for ds in sets)
+            shifts = [ds[f"{level}_resolution_shift"].sel(subsample=smallest).values for ds in sets]
+            out.append((f"mirage-resolution-{key}", vd.jump_not_a_resolution_artefact(
+                _by_seed([x if x.ndim > 1 else x[:, None] for x in shifts]),
+                claim=f"1 ({label}, resolution{', whole answer' if level == 'whole' else ''})",
+                max_intervals=c["resolution_intervals"], subsample=smallest, **common,
+                **ctx.common(f"mirage-resolution-{key}"))))
     if "language_models" in mirage:
         ds = mirage["language_models"]
         cont = ds.sel(unit_metric="p_correct")

@@ -30,6 +30,13 @@ EVAL_PATTERN_ELEMENTS = 2**26
 # Stored attention maps keep the first MAX_MAP_LEN query and key positions (the whole map for
 # the linear map and small automata; a full map at the paper's S = 512 would be ~GBs a checkpoint).
 MAX_MAP_LEN = 256
+# Per evaluation example (float32, NaN where a seed diverged), as `train.examples` asks: the
+# whole answer's log p (the sum over its output tokens of log p(correct token)) and whether all
+# of it is right ("answer"), and also the same per unit ("units": a bit of x_1, a cell over all
+# states). Test-set subsampling (the mirage chapter's resolution analysis) draws from these.
+EXAMPLE_METRICS = {"none": (), "answer": ("example_answer_log_p", "example_exact"),
+                   "units": ("example_answer_log_p", "example_exact", "example_unit_log_p", "example_unit_correct")}
+Examples = Literal["none", "answer", "units"]
 # Fault injection for the resume tests: raise after this many completed steps of a group.
 FAULT_ENV = "EMERGENCE_FAULT_AFTER_STEP"
 
@@ -65,6 +72,7 @@ class TrainArgs:
     threads: int = number(0, 1024)
     compile: CompileMode = "none"
     precision: Precision = "float32"
+    examples: Examples = "answer"
 
     def check(self, key: str) -> None:
         if self.seeds_per_group > self.n_seeds:
@@ -146,8 +154,9 @@ class Task:
 class Recorder:
     """Preallocated metric arrays for one group of seeds (numpy, NaN until written)."""
 
-    def __init__(self, n_seeds: int, n_eval: int, n_ckpt: int, n_steps: int, cfg: ModelConfig, task: Task):
-        S, L, H, T = task.n_units, cfg.n_layer, cfg.n_head, task.seq_len
+    def __init__(self, n_seeds: int, n_eval: int, n_ckpt: int, n_steps: int, cfg: ModelConfig, task: Task,
+                 examples: str = "answer"):
+        S, L, H, T, N = task.n_units, cfg.n_layer, cfg.n_head, task.seq_len, task.eval_tokens.shape[0]
         nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
         self.arrays = {
             "loss": nan(n_seeds, n_eval),
@@ -161,6 +170,8 @@ class Recorder:
             "parent_mass": nan(n_seeds, n_eval, L, H, S),
             "attention_map": nan(n_seeds, n_ckpt, L, H, min(T, MAX_MAP_LEN), min(T, MAX_MAP_LEN)),
             "train_loss": nan(n_seeds, n_steps),
+            **{name: nan(n_seeds, n_eval, N, *([S] if name.startswith("example_unit") else []))
+               for name in EXAMPLE_METRICS[examples]},
         }
         self.diverged_step = np.full(n_seeds, -1, dtype=np.int64)
 
@@ -176,14 +187,17 @@ class Recorder:
 
 @torch.no_grad()
 def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
-             extra_hooks: Mapping[str, Hook] | None = None) -> dict[str, np.ndarray]:
-    """Metrics of every seed on the fixed evaluation set (same sequences for every seed)."""
+             extra_hooks: Mapping[str, Hook] | None = None, examples: str = "units") -> dict[str, np.ndarray]:
+    """Metrics of every seed on the fixed evaluation set (same sequences for every seed): means
+    over the set, and each example's answer as `examples` asks (EXAMPLE_METRICS), so that a
+    smaller test set can be drawn from it afterwards."""
     cfg = model.cfg
     E = model.n_seeds
     G, K = task.output_positions.shape
     pred = task.output_positions.reshape(-1)                        # [G*K]
     parents = task.gt_pattern[pred].float()                         # [G*K, T]
     sums: dict[str, torch.Tensor] = {}
+    kept: dict[str, list[torch.Tensor]] = {name: [] for name in EXAMPLE_METRICS[examples]}
     n_total = task.eval_tokens.shape[0]
 
     def add(name: str, value: torch.Tensor) -> None:
@@ -220,10 +234,18 @@ def evaluate(model: SeedTransformer, task: Task, want_maps: bool,
         add("unit_accuracy", per_unit(outputs["correct"].float()).sum(1))
         add("exact_match", outputs["correct"].all(-1).float().sum(1))
         add("p_correct", outputs["p"].mean(-1).sum(1))
+        if kept:
+            unit_log_p = outputs["log_p"].reshape(E, n, G, K).sum(-1)             # [E, n, G]
+            unit_correct = outputs["correct"].reshape(E, n, G, K).all(-1)
+            for name, value in (("example_answer_log_p", unit_log_p.sum(-1)), ("example_exact", unit_correct.all(-1)),
+                                ("example_unit_log_p", unit_log_p), ("example_unit_correct", unit_correct)):
+                if name in kept:
+                    kept[name].append(value.float())
         for name, layers in per_layer.items():
             if layers:
                 add(name, torch.stack(layers, dim=1))                     # [E, L, H, ...]
     out = {k: (v / n_total).cpu().numpy() for k, v in sums.items()}
+    out.update({k: torch.cat(v, dim=1).cpu().numpy() for k, v in kept.items()})
     out["output_loss"] = out["unit_loss"].mean(-1)
     out["accuracy"] = out["unit_accuracy"].mean(-1)
     return out
@@ -292,7 +314,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     evals, ckpts = schedules(train)
     eval_index = {s: i for i, s in enumerate(evals)}
     ckpt_index = {s: i for i, s in enumerate(ckpts)}
-    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, task)
+    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, task, train["examples"])
 
     model = SeedTransformer(model_cfg, seeds).to(device)
     if init_model is not None:
@@ -318,7 +340,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
             torch_save({"seeds": list(seeds), "model_config": model_cfg.to_dict(), "step": step,
                         "state_dict": model.state_dict()}, ckpt_dir / f"step{step:08d}.pt")
         if step in eval_index:
-            m = evaluate(model, task, want_maps=step in ckpt_index, extra_hooks=eval_hooks)
+            m = evaluate(model, task, want_maps=step in ckpt_index, extra_hooks=eval_hooks, examples=train["examples"])
             i = eval_index[step]
             for name, value in m.items():
                 if name == "attention_map":

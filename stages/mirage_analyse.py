@@ -17,11 +17,12 @@ from emergence.stage import stage_run
 if __name__ == "__main__":
     linear_map, ca_cells, probes, sparsity_rows, out, lengths = map(Path, sys.argv[1:])
     with stage_run("mirage_analyse") as params, atomic_dir(out) as tmp:
-        args = (params["mirage"]["rise_threshold"], params["mirage"]["horizon_fraction"])
-        write_netcdf(ma.linear_map(read_netcdf(linear_map), *args), tmp / "linear_map.nc")
+        m = params["mirage"]
+        args = (m["rise_threshold"], m["horizon_fraction"])
+        resolution = {"min_subsample": m["min_subsample"], "draws": m["subsample_draws"]}
+        write_netcdf(ma.linear_map(read_netcdf(linear_map), *args, **resolution), tmp / "linear_map.nc")
         for cell in sorted(ca_cells.glob("*.nc")):
-            ds = ma.automata(read_netcdf(cell), *args)
+            ds = ma.automata(read_netcdf(cell), *args, **resolution)
             write_netcdf(ds, tmp / f"automata-{ds.attrs['setting']}.nc")
-        write_netcdf(ma.language_models(read_netcdf(probes), *args, min_subsample=params["mirage"]["min_subsample"],
-                                        draws=params["mirage"]["subsample_draws"]), tmp / "language_models.nc")
+        write_netcdf(ma.language_models(read_netcdf(probes), *args, **resolution), tmp / "language_models.nc")
     write_netcdf(ma.answer_lengths({f.stem: read_netcdf(f) for f in sorted(sparsity_rows.glob("*.nc"))}), lengths)

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from emergence.bench import configurations, gemm_shapes, shape_ceiling
+from emergence.bench import configurations, evaluation_share, gemm_shapes, shape_ceiling
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.train import train_flops_per_step
@@ -40,3 +40,9 @@ def test_plain_loop_starts_at_chance_and_learns():
     tokens = torch.randint(0, 2, (8, 12), generator=torch.Generator().manual_seed(0))
     losses = [plain_step(model, opt, tokens, torch.ones(11), 1.0) for _ in range(40)]
     assert abs(losses[0] - math.log(2)) < 0.2 and losses[-1] < losses[0] - 0.1
+
+
+def test_evaluation_share_is_the_extra_time_over_the_whole_run():
+    # 1000 steps of 10 ms and 20 evaluations of 50 ms: an 11 s run; 5 ms more per evaluation adds 0.1 s
+    assert math.isclose(evaluation_share(1000, 20, 0.01, 0.05, 0.005), 0.1 / 11)
+    assert evaluation_share(1000, 0, 0.01, 0.05, 0.005) == 0

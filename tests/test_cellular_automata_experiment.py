@@ -11,7 +11,7 @@ SECTION = {
     "train": {"n_seeds": 2, "first_seed": 0, "seeds_per_group": 2, "steps": 4, "batch_size": 4, "lr": 1e-3,
               "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "warmup_steps": 0, "grad_clip": 1.0,
               "eval_every": 2, "checkpoint_log_until": 2, "checkpoint_every": 4, "resume_every": 2,
-              "divergence_loss": 20.0, "device": "cpu", "threads": 0, "compile": "none", "precision": "float32"},
+              "divergence_loss": 20.0, "device": "cpu", "threads": 0, "compile": "none", "precision": "float32", "examples": "answer"},
     "bias": {"strength": 0.0, "layers": None, "heads": None, "at_eval": True},
 }
 

@@ -30,6 +30,41 @@ def test_metrics_do_not_depend_on_the_evaluation_chunk(setup, monkeypatch):
     assert whole["attention_entropy"].shape == (2, 2, 2, 4)  # seed, layer, head, cell
 
 
+LINEAR_MAP = {"state_size": 6, "sparsity": 2, "task_seed": 0, "distinct_rows": True, "separator": True,
+              "loss_positions": "output", "eval_sequences": 12}
+
+
+def linear_map_setup():
+    from emergence.experiments import linear_map as lm_exp
+    task = lm_exp.task_tensors(lm_exp.build_task(LINEAR_MAP), LINEAR_MAP)
+    cfg = lm_exp.model_config(MODEL | {"n_layer": 1}, lm_exp.layout_of(LINEAR_MAP))
+    return SeedTransformer(cfg, [3, 4]), task
+
+
+@pytest.mark.parametrize("which", ["automata", "linear_map"])
+def test_per_example_answers_reproduce_the_set_means(setup, which):
+    """The per-example fields are the numbers the set means average: exact match and minus the
+    unit loss (over a unit's K positions); a unit is right when all its positions are, so its
+    per-example accuracy is the unit accuracy at K = 1 (a bit) and at most it otherwise; the whole
+    answer's log p is the sum of its units', and it is right exactly when every unit is."""
+    model, task = setup if which == "automata" else linear_map_setup()
+    m = train.evaluate(model, task, want_maps=False)
+    (n, _), (G, K) = task.eval_tokens.shape, task.output_positions.shape
+    assert m["example_unit_correct"].shape == (2, n, G) and m["example_answer_log_p"].shape == (2, n)
+    np.testing.assert_allclose(m["example_exact"].mean(1), m["exact_match"], rtol=1e-6)
+    np.testing.assert_allclose(-m["example_unit_log_p"].mean(1) / K, m["unit_loss"], rtol=1e-5)
+    np.testing.assert_allclose(m["example_unit_log_p"].sum(-1), m["example_answer_log_p"], rtol=1e-5)
+    np.testing.assert_array_equal(m["example_unit_correct"].min(-1), m["example_exact"])
+    unit_right = m["example_unit_correct"].mean(1)
+    if K == 1:
+        np.testing.assert_allclose(unit_right, m["unit_accuracy"], atol=1e-6)
+    else:
+        assert (unit_right <= m["unit_accuracy"] + 1e-6).all() and (unit_right < m["unit_accuracy"]).any()
+    assert (m["example_answer_log_p"] <= 0).all()
+    assert set(train.evaluate(model, task, want_maps=False, examples="none")) == set(m) - set(train.EXAMPLE_METRICS["units"])
+    assert set(train.evaluate(model, task, want_maps=False, examples="answer")) == set(m) - {"example_unit_log_p", "example_unit_correct"}
+
+
 def test_attention_maps_are_truncated_to_the_leading_block(setup, monkeypatch):
     model, task = setup
     full = train.evaluate(model, task, want_maps=True)["attention_map"]

@@ -124,3 +124,47 @@ def test_a_small_test_set_reads_zero_before_a_gradual_rise_and_moves_its_emergen
             assert np.all(zeros == 1)        # nothing to see before a true step
     first, _ = subsampled_emergence(steps, np.zeros((32, steps.size)), 16, 10, 0.9, 500, rng)
     assert np.isinf(first).all()
+
+
+def _per_example_run(n_seeds=3, n_examples=64):
+    """A training run's per-example answers: bit 0 flips for every example at once (a seed-
+    dependent step), bit 1 improves example by example; p(correct) 0.5 until right, then 0.99."""
+    import xarray as xr
+    rng = np.random.default_rng(1)
+    steps = np.arange(0, 1001, 50.0)
+    correct = np.zeros((n_seeds, steps.size, n_examples, 2), np.float32)
+    for k in range(n_seeds):
+        correct[k, :, :, 0] = (steps >= 300 + 100 * k)[:, None]
+        p = np.clip((steps - 100) / 800, 0.0, 1.0)
+        correct[k, :, :, 1] = rng.random((steps.size, n_examples)) < p[:, None]
+    log_p = np.log(np.where(correct == 1, 0.99, 0.5)).astype(np.float32)
+    return xr.Dataset({"example_unit_correct": (("seed", "step", "example", "bit"), correct),
+                       "example_unit_log_p": (("seed", "step", "example", "bit"), log_p),
+                       "example_exact": (("seed", "step", "example"), correct.min(-1)),
+                       "example_answer_log_p": (("seed", "step", "example"), log_p.sum(-1))},
+                      coords={"seed": np.arange(n_seeds), "step": steps, "example": np.arange(n_examples),
+                              "bit": [0, 1]})
+
+
+def test_per_example_answers_give_each_unit_and_the_whole_answer_a_resolution():
+    from emergence.experiments.mirage_analysis import example_resolution, resolution_readings
+    import xarray as xr
+    run = _per_example_run()
+    data, coords = example_resolution(run, "bit", chance_unit=0.5, threshold=0.5, min_subsample=16, draws=50)
+    assert coords == {"subsample": [16, 32, 64]}
+    ds = xr.Dataset(data, coords={**coords, "seed": run["seed"].values, "bit": [0, 1]})
+    unit = ds["unit_resolution_shift"].sel(subsample=16)
+    assert (unit.sel(bit=0) == 0).all()                      # a true step is dated alike by any test set
+    assert float(unit.sel(bit=1).mean()) > 1                  # a gradual rise is not
+    assert (ds["unit_resolution_shift"].sel(subsample=64) == 0).all()
+    # before its jump bit 0 is right on no example: p(correct) is the 0.5 of a guess
+    np.testing.assert_allclose(ds["unit_pre_emergence_p_correct"].sel(bit=0), 0.5, rtol=1e-6)
+    readings = dict((level, (shift, zero, pre)) for level, shift, zero, pre in resolution_readings(ds))
+    assert set(readings) == {"unit", "whole answer"}
+    shift, zero, pre = readings["unit"]
+    assert shift.shape == (6, 3) and pre.shape == (6,)      # runs: seed x bit, seed leading
+    np.testing.assert_array_equal(shift[0::2, 0], unit.sel(bit=0).values)
+    answer_only = run.drop_vars(["example_unit_correct", "example_unit_log_p"])
+    data, _ = example_resolution(answer_only, "bit", 0.5, 0.5, 16, 50)
+    assert set(data) == {"whole_resolution_shift", "whole_resolution_zero_fraction", "whole_pre_emergence_p_correct"}
+    assert example_resolution(run.drop_vars(list(run.data_vars)), "bit", 0.5, 0.5, 16, 50) == ({}, {})

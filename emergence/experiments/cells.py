@@ -55,13 +55,15 @@ class Budget:
 
 def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "linear_map") -> dict:
     """`params[task]` with a sweep's task overrides and training budget (n_seeds, steps,
-    batch_size, eval_every, eval_sequences); checkpoints only at the start and end."""
+    batch_size, eval_every, eval_sequences); checkpoints only at the start and end, and the
+    per-example answers of the whole answer only (per unit they would be GBs at the paper's S)."""
     section = copy.deepcopy(params[task])
     section["task"].update(task_overrides, eval_sequences=budget["eval_sequences"])
     section["train"].update(n_seeds=budget["n_seeds"], steps=budget["steps"], batch_size=budget["batch_size"],
                             eval_every=budget["eval_every"],
                             seeds_per_group=min(section["train"]["seeds_per_group"], budget["n_seeds"]),
-                            checkpoint_every=budget["steps"], resume_every=max(1, budget["steps"] // 4))
+                            checkpoint_every=budget["steps"], resume_every=max(1, budget["steps"] // 4),
+                            examples="answer")
     return {"profile": params["profile"], task: section}
 
 

@@ -112,8 +112,37 @@ def early_warning(steps: np.ndarray, rise_midpoint: np.ndarray, rise_censored: n
                   "forecast_features": ", ".join(f"{name} (level, slope)" for name in curves)}
 
 
+def example_resolution(results: xr.Dataset, unit: str, chance_unit: float, threshold: float, min_subsample: int,
+                       draws: int) -> tuple[dict, dict]:
+    """Test-set subsampling of a training run's per-example answers (data variables, coords):
+    the whole answer (emerged at exact match >= the rise threshold) and, where kept, each unit
+    (accuracy >= chance + threshold x (1 - chance)); with the infinite-resolution reading, the
+    mean p(correct answer) before emergence. Empty where the run kept no per-example answers."""
+    if "example_exact" not in results:
+        return {}, {}
+    steps = results["step"].values.astype(float)
+    sizes = subsample_sizes(results.sizes["example"], min_subsample)
+    exact = results["example_exact"].values.astype(float)                       # [seed, step, example]
+    shift, zeros = resolutions(steps, exact, threshold, sizes, draws)
+    pre = before_emergence(steps, np.nanmean(exact, -1), threshold, np.exp(results["example_answer_log_p"].values).mean(-1))
+    out = {"whole_resolution_shift": (("seed", "subsample"), shift, {"long_name": RESOLUTION_TEXT["shift"] + " (whole answer)"}),
+           "whole_resolution_zero_fraction": (("seed", "subsample"), zeros, {"long_name": RESOLUTION_TEXT["zero"]}),
+           "whole_pre_emergence_p_correct": (("seed",), pre, {"long_name": RESOLUTION_TEXT["pre"]})}
+    if "example_unit_correct" in results:
+        solved = chance_unit + threshold * (1 - chance_unit)
+        correct = np.moveaxis(results["example_unit_correct"].values.astype(float), -1, 1)   # [seed, unit, step, example]
+        shift, zeros = resolutions(steps, correct, solved, sizes, draws)
+        p_unit = np.moveaxis(np.exp(results["example_unit_log_p"].values).mean(2), -1, 1)    # [seed, unit, step]
+        pre = before_emergence(steps, np.nanmean(correct, -1), solved, p_unit)
+        out.update({"unit_resolution_shift": (("seed", unit, "subsample"), shift, {"long_name": RESOLUTION_TEXT["shift"]}),
+                    "unit_resolution_zero_fraction": (("seed", unit, "subsample"), zeros,
+                                                      {"long_name": RESOLUTION_TEXT["zero"]}),
+                    "unit_pre_emergence_p_correct": (("seed", unit), pre, {"long_name": RESOLUTION_TEXT["pre"]})})
+    return out, {"subsample": sizes}
+
+
 def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per_unit: int, setting: str,
-                   threshold: float, horizon_fraction: float) -> xr.Dataset:
+                   threshold: float, horizon_fraction: float, min_subsample: int = 16, draws: int = 200) -> xr.Dataset:
     """One synthetic task's run file (seed, step, unit curves) as its mirage dataset."""
     unit = results["unit_loss"].dims[-1]
     steps = results["step"].values.astype(float)
@@ -141,6 +170,8 @@ def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per
                 *parent_mass.shape[:2], -1, parent_mass.shape[-1]), 2)}
     risk, forecast = early_warning(steps, unit_rises["midpoint"][0], unit_rises["censored"][0], seen, horizon_fraction)
     seeds = results["seed"].values
+    resolution_vars, resolution_coords = example_resolution(results, unit, chance_accuracy ** positions_per_unit,
+                                                            threshold, min_subsample, draws)
     return xr.Dataset(
         {**_rise_vars("unit", ("unit_metric", "seed", unit), unit_rises),
          **_rise_vars("whole", ("whole_metric", "seed"), whole_rises),
@@ -157,29 +188,32 @@ def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per
                                                  "(NaN where the unit's loss never fell)"}),
          "loss_change_step": (("seed", unit), loss, {"long_name": "change point of the unit's loss (NaN where it never fell)"}),
          "forecast_risk": (("seed", unit), risk, {"long_name": "held-out forecast risk of rising (higher: sooner); "
-                                                               "NaN where not forecast"})},
+                                                               "NaN where not forecast"}),
+         **resolution_vars},
         coords={"unit_metric": list(UNIT_METRICS), "whole_metric": list(WHOLE_METRICS), "seed": seeds,
-                unit: results[unit].values, "step": steps},
+                unit: results[unit].values, "step": steps, **resolution_coords},
         attrs={"setting": setting, "unit_dim": unit, "answer_length": int(length),
                "positions_per_unit": int(positions_per_unit), "rise_threshold": float(threshold),
                "budget_step": float(steps[-1]), "eval_every": float(np.median(np.diff(steps[-5:]))),
-               "chance_accuracy": float(chance_accuracy), "chance_loss": chance_loss, **forecast})
+               "chance_accuracy": float(chance_accuracy), "chance_loss": chance_loss, "subsample_draws": int(draws),
+               **forecast})
 
 
-def linear_map(results: xr.Dataset, threshold: float, horizon_fraction: float) -> xr.Dataset:
+def linear_map(results: xr.Dataset, threshold: float, horizon_fraction: float, **resolution) -> xr.Dataset:
     task = json.loads(results.attrs["config"])["linear_map"]["task"]
     ds = synthetic_task(results, chance_accuracy=0.5, positions_per_unit=1, threshold=threshold,
-                        horizon_fraction=horizon_fraction, setting=f"S{task['state_size']:02d}_s{task['sparsity']:02d}")
+                        horizon_fraction=horizon_fraction, setting=f"S{task['state_size']:02d}_s{task['sparsity']:02d}",
+                        **resolution)
     return ds.assign_attrs(task="linear_map")
 
 
-def automata(results: xr.Dataset, threshold: float, horizon_fraction: float) -> xr.Dataset:
+def automata(results: xr.Dataset, threshold: float, horizon_fraction: float, **resolution) -> xr.Dataset:
     """The control arm (strength 0) of one state size of the state-size sweep."""
     control = results.sel(strength=0.0)
     task = json.loads(results.attrs["configs"])[0]["cellular_automata"]["task"]
     ds = synthetic_task(control, chance_accuracy=float(results.attrs["chance_accuracy"]),
                         positions_per_unit=task["n_states"] - 1, threshold=threshold, horizon_fraction=horizon_fraction,
-                        setting=f"S{int(results.attrs['state_size']):04d}")
+                        setting=f"S{int(results.attrs['state_size']):04d}", **resolution)
     return ds.assign_attrs(task="cellular_automata", state_size=int(results.attrs["state_size"]))
 
 
@@ -207,6 +241,42 @@ def resolution(steps: np.ndarray, correct: np.ndarray, solved: float, sizes: lis
     return shift, zeros
 
 
+def subsample_sizes(n_examples: int, smallest: int) -> list[int]:
+    """Test-set sizes smallest, 2 x smallest, ... below the whole set, and the whole set."""
+    return sorted({n for n in (smallest * 2 ** k for k in range(20)) if n < n_examples} | {n_examples})
+
+
+def resolutions(steps: np.ndarray, correct: np.ndarray, solved: float, sizes: list[int],
+                draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """`resolution` for every run of `correct[..., step, example]`: (shift, zero fraction), each
+    [..., size]."""
+    shift = np.full(correct.shape[:-2] + (len(sizes),), np.nan)
+    zeros = np.full_like(shift, np.nan)
+    for index in np.ndindex(correct.shape[:-2]):
+        run = correct[index]
+        if np.isnan(run).all():  # a diverged seed
+            continue
+        shift[index], zeros[index] = resolution(steps, np.nan_to_num(run).T, solved, sizes, draws)
+    return shift, zeros
+
+
+def before_emergence(steps: np.ndarray, accuracy: np.ndarray, solved: float, value: np.ndarray) -> np.ndarray:
+    """[...] mean of value[..., step] over the steps before accuracy[..., step] first reaches
+    `solved` (all steps where it never does; NaN where it is solved from the start)."""
+    reached = accuracy >= solved
+    first = np.where(reached.any(-1), steps[np.argmax(reached, -1)], np.inf)
+    before = np.where(steps < first[..., None], value, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(before, -1)
+
+
+RESOLUTION_TEXT = {
+    "shift": "median over draws of |ln(emergence step of the subsample / of the whole set)| in evaluation intervals",
+    "zero": "mean fraction of pre-emergence evaluations at which the subsample reads accuracy 0",
+    "pre": "mean p(correct answer) over the evaluations before emergence: the infinite-resolution reading"}
+
+
 def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: float, min_subsample: int = 16,
                     draws: int = 200) -> xr.Dataset:
     """Each from-scratch size's capabilities: greedy accuracy (discontinuous) against p(correct)
@@ -221,38 +291,43 @@ def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: floa
     risk, forecast = early_warning(steps, runs_by_seed(rises["midpoint"][0]), runs_by_seed(rises["censored"][0]), seen,
                                    horizon_fraction)
     risk = np.moveaxis(risk.reshape(p.sizes["seed"], len(sizes), -1), 0, -1)
-    n_prompts = p.sizes["prompt"]
-    subsets = sorted({n for n in (min_subsample * 2 ** k for k in range(12)) if n < n_prompts} | {n_prompts})
+    subsets = subsample_sizes(p.sizes["prompt"], min_subsample)
     run_dims = ("size", "capability", "seed")
-    shift = np.full(curves.shape[1:4] + (len(subsets),), np.nan)
-    zeros = np.full_like(shift, np.nan)
-    prompt_correct = p["probe_prompt_correct"].values                 # [size, capability, seed, step, prompt]
     solved = float(probes.attrs["solved_accuracy"])
-    for index in np.ndindex(curves.shape[1:4]):
-        shift[index], zeros[index] = resolution(steps, prompt_correct[index].T, solved, subsets, draws)
-    reached = p["probe_accuracy"].values >= solved
-    first = np.where(reached.any(-1), steps[np.argmax(reached, -1)], np.inf)          # [size, capability, seed]
-    before = np.where(steps < first[..., None], p["probe_p_correct"].values, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)                               # runs solved from the start
-        pre_emergence = np.nanmean(before, -1)
+    shift, zeros = resolutions(steps, p["probe_prompt_correct"].values.astype(float), solved, subsets, draws)
+    pre_emergence = before_emergence(steps, p["probe_accuracy"].values, solved, p["probe_p_correct"].values)
     return xr.Dataset({**_rise_vars("unit", ("unit_metric",) + run_dims, rises),
                        "forecast_risk": (run_dims, risk,
                                          {"long_name": "held-out forecast risk of rising; NaN where not forecast"}),
-                       "resolution_shift": (run_dims + ("subsample",), shift,
-                                            {"long_name": "median over draws of |ln(emergence step of the subsample / "
-                                                          "of all prompts)| in evaluation intervals"}),
+                       "resolution_shift": (run_dims + ("subsample",), shift, {"long_name": RESOLUTION_TEXT["shift"]}),
                        "resolution_zero_fraction": (run_dims + ("subsample",), zeros,
-                                                    {"long_name": "mean fraction of pre-emergence checkpoints at which "
-                                                                  "the subsample reads accuracy 0"}),
-                       "pre_emergence_p_correct": (run_dims, pre_emergence,
-                                                   {"long_name": "mean p(correct) over the checkpoints before emergence: "
-                                                                 "the infinite-resolution reading"})},
+                                                    {"long_name": RESOLUTION_TEXT["zero"]}),
+                       "pre_emergence_p_correct": (run_dims, pre_emergence, {"long_name": RESOLUTION_TEXT["pre"]})},
                       coords={"unit_metric": list(LM_METRICS), "size": sizes, "subsample": subsets,
                               "capability": p["capability"].values, "seed": p["seed"].values},
                       attrs={"task": "language_models", "rise_threshold": float(threshold),
                              "budget_step": float(steps[-1]), "setting": "from-scratch sizes", "solved_accuracy": solved,
                              "subsample_draws": int(draws), **forecast})
+
+
+def resolution_readings(ds: xr.Dataset) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """Each level a mirage dataset measured the resolution at: (level, shift [run, subsample],
+    zero fraction [run, subsample], pre-emergence p(correct) [run]), runs flattened with the
+    seed leading. Levels: "capability" (language models), "unit" and "whole answer" (synthetic
+    tasks, as their runs kept them); empty where no per-example answers were kept."""
+    out = []
+    for level, prefix in (("capability", ""), ("unit", "unit_"), ("whole answer", "whole_")):
+        if f"{prefix}resolution_shift" not in ds:
+            continue
+        pre = ds[f"{prefix}pre_emergence_p_correct"]
+        runs = ["seed"] + [d for d in pre.dims if d != "seed"]
+
+        def flat(name: str) -> np.ndarray:
+            v = ds[prefix + name].transpose(*runs, "subsample").values
+            return v.reshape(-1, v.shape[-1])
+
+        out.append((level, flat("resolution_shift"), flat("resolution_zero_fraction"), pre.transpose(*runs).values.ravel()))
+    return out
 
 
 def width_ratio(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy") -> np.ndarray:

@@ -38,8 +38,9 @@ from emergence.train import Task, merge_checkpoints, resolve_device, schedules, 
 
 SECTION_KEYS = ("task", "model", "train", "bias")
 # Version of the results layout (data/SCHEMA.md). 2: per-unit variables are unit_* (they were
-# bit_*, which also held the automata's cells and the language models' positions).
-SCHEMA_VERSION = 2
+# bit_*, which also held the automata's cells and the language models' positions). 3: adds the
+# per-example answers (example_*, over a new `example` dimension).
+SCHEMA_VERSION = 3
 
 
 def training_code_version(module: str) -> str:
@@ -121,10 +122,21 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
         "diverged_step": (("seed",), diverged, {"long_name": "first step with NaN or exploding loss; -1 if none"}),
         **(extra_vars or {}),
     }
+    example = {"example_answer_log_p": (per_eval + ("example",), "log p of the whole correct answer (sum over its "
+                                                               "outputs), per evaluation example"),
+               "example_exact": (per_eval + ("example",), "1 where every output of the example is right (greedy), else 0"),
+               "example_unit_log_p": (per_eval + ("example", unit_dim), f"log p of the correct answer on {unit_text}, "
+                                                                        "per example"),
+               "example_unit_correct": (per_eval + ("example", unit_dim), f"1 where {unit_text} is right (greedy), "
+                                                                          "per example")}
+    data_vars.update({name: (dims, arrays[name], {"long_name": text}) for name, (dims, text) in example.items()
+                      if name in arrays})
     coords = {"seed": np.array(seeds), "step": np.array(steps), "checkpoint_step": np.array(ckpts),
               "train_step": np.arange(1, train["steps"] + 1), unit_dim: np.arange(n_units),
               "layer": np.arange(cfg.n_layer), "head": np.arange(cfg.n_head), "query": np.arange(T),
               "key": np.arange(T), **(extra_coords or {})}
+    if "example_exact" in arrays:
+        coords["example"] = np.arange(arrays["example_exact"].shape[-1])
     attrs = {"experiment": experiment, "config": json.dumps(run_config, sort_keys=True),
              "model_config": json.dumps(cfg.to_dict(), sort_keys=True), "code_version": code,
              "torch_version": torch.__version__, "schema_version": SCHEMA_VERSION, **runs_on(train),

@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
+from emergence.experiments.mirage_analysis import (at_grid_fraction, resolution_readings, resolved_width, runs_by_seed,
+                                                   width_ratio)
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
@@ -222,61 +223,80 @@ if lengths.sizes["cell"]:
 # ## 3. Resolution
 #
 # A small test set cannot see a small accuracy: with n examples the smallest nonzero reading is
-# 1/n, so a capability improving slowly reads zero and then appears to jump. For each language
-# model run the fixed probe set (every prompt's answer kept at every checkpoint) is subsampled:
-# test sets of 16, 32, ... prompts drawn without replacement, and for each the checkpoint at which
-# the set first reads as solved. Where the jump is sharp every set dates it alike; where the rise
-# is gradual, which prompts were drawn decides the date. The mean p(correct) over all prompts is
-# the infinite-resolution reading (what PassUntil estimates by sampling, here in closed form).
-# The synthetic tasks' runs keep no per-example answers yet, so their resolution is not measured
-# here.
+# 1/n, so a capability improving slowly reads zero and then appears to jump. Every run here kept
+# each evaluation example's answer at every evaluation (the language models' probe prompts; the
+# linear map's sequences, per bit and for the whole x₁; the automata's sequences, for the whole
+# next state), so each fixed set is subsampled: test sets of 16, 32, ... examples drawn without
+# replacement, and for each the evaluation at which the set first reads as emerged (a capability
+# at the probes' solved accuracy; a bit or a whole answer at the rise threshold of its progress
+# scale). Where the jump is sharp every set dates it alike; where the rise is gradual, which
+# examples were drawn decides the date. The mean p(correct answer) over all examples is the
+# infinite-resolution reading (what PassUntil estimates by sampling, here in closed form).
+
+# %%
+ORDER = {"linear_map": 0, "cellular_automata": 1, "language_models": 2}
+readings = [(f"{label(ds)}, {level}", shift, zero, pre, ds["subsample"].values)
+            for ds in sorted(mirage.values(), key=lambda d: ORDER[d.attrs["task"]])
+            for level, shift, zero, pre in resolution_readings(ds)]
+md("" if readings else "No run kept per-example answers, so no resolution is measured here.")
 
 # %%
 #| label: fig-mirage-resolution
-#| fig-cap: "Left: how far a test set of n prompts puts each language-model run's emergence from where all prompts put it, in checkpoint intervals on the log-step axis (median over drawn sets; dots are runs, the line their median; the dotted line one interval). Middle: the fraction of the checkpoints before emergence at which a set of n prompts reads accuracy exactly zero. Right: each run's mean p(correct) before emergence (the infinite-resolution reading) against the 1/n floors of the test-set sizes (dotted): runs above a floor would read nonzero at that n if p(correct) were their accuracy."
-sub = lms["subsample"].values
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-shift = lms["resolution_shift"].values.reshape(-1, len(sub))
-zero = lms["resolution_zero_fraction"].values.reshape(-1, len(sub))
-for j, n in enumerate(sub):
-    finite = shift[:, j][np.isfinite(shift[:, j])]
-    axes[0].plot(np.full(finite.size, n) * np.exp(np.random.default_rng(j).normal(0, 0.04, finite.size)), finite,
-                 "o", ms=3, alpha=0.4, color="C0")
-    axes[1].plot(np.full(np.isfinite(zero[:, j]).sum(), n), zero[:, j][np.isfinite(zero[:, j])], "o", ms=3, alpha=0.4,
-                 color="C0")
-if np.isfinite(shift).any():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # test-set sizes at which no run emerged
-        axes[0].plot(sub, [np.nanmedian(np.where(np.isinf(shift[:, j]), np.nan, shift[:, j])) for j in range(len(sub))],
-                     "k-")
-        axes[1].plot(sub, np.nanmedian(zero, 0), "k-")
+#| fig-cap: "Top left: how far a test set of n examples puts each run's emergence from where the whole set puts it, in evaluation intervals on the log-step axis (median over drawn sets; dots are runs, lines their median per series; the dotted line one interval). Top right: the fraction of the evaluations before emergence at which a set of n examples reads accuracy exactly zero (median over runs). Bottom: each run's mean p(correct answer) before emergence (the infinite-resolution reading; log axis; one row per series, in the colours of the top panels) against the 1/n floors of the smallest and largest test sets (dotted): runs right of a floor would read nonzero at that n if p(correct) were their accuracy."
+fig, ax = plt.subplot_mosaic([["shift", "zero"], ["pre", "pre"]], figsize=(11, 3.4 + 0.32 * max(4, len(readings))),
+                             height_ratios=[3.2, 0.32 * max(4, len(readings))])
+axes = [ax["shift"], ax["zero"], ax["pre"]]
+emerged = [r for r in readings if np.isfinite(r[1]).any()]
+for k, (name, shift, zero, pre, sub) in enumerate(readings):
+    colour = f"C{k % 10}"
+    if np.isfinite(shift).any():
+        for j, n in enumerate(sub):
+            finite = shift[:, j][np.isfinite(shift[:, j])]
+            jitter = np.exp(np.random.default_rng(j + 17 * k).normal(0, 0.04, finite.size))
+            axes[0].plot(n * jitter, finite, "o", ms=2.5, alpha=0.25, color=colour)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # test-set sizes at which no run emerged
+            axes[0].plot(sub, [np.nanmedian(np.where(np.isinf(shift[:, j]), np.nan, shift[:, j]))
+                               for j in range(len(sub))], "-", color=colour, label=name)
+            axes[1].plot(sub, np.nanmedian(zero, 0), "-", color=colour, label=name)
+    p = pre[np.isfinite(pre) & (pre > 0)]
+    axes[2].plot(p, np.full(p.size, k) + np.random.default_rng(k).uniform(-0.25, 0.25, p.size), "o", ms=3,
+                 alpha=0.5, color=colour, label=name)
+if emerged:
     axes[0].axhline(1, ls=":", color="k", lw=1)
     for ax, ylabel in zip(axes[:2], ("emergence shift (intervals)", "reads zero before emergence")):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("test-set size n (prompts)")
+        ax.set_xlabel("test-set size n (examples)")
         ax.set_ylabel(ylabel)
 else:
     for ax in axes[:2]:
-        nothing(ax, "no run emerged\nwithin the budget")
-pre = lms["pre_emergence_p_correct"].values.ravel()
-pre = pre[np.isfinite(pre)]
-axes[2].hist(pre, bins=20, color="C0")
-for n in sub:
-    axes[2].axvline(1 / n, ls=":", color="k", lw=1)
-axes[2].set_xlabel("mean p(correct) before emergence")
-axes[2].set_ylabel("runs")
+        nothing(ax, "no run emerged\nwithin the budget" if readings else "no per-example answers")
+if any(np.isfinite(r[3]).any() for r in readings):
+    sizes = sorted({int(n) for *_, sub in readings for n in sub})
+    for n in (sizes[0], sizes[-1]):
+        axes[2].axvline(1 / n, ls=":", color="k", lw=1)
+        axes[2].annotate(f"1/{n}", (1 / n, 1.0), xycoords=("data", "axes fraction"), fontsize=7, ha="left", va="top")
+    axes[2].set_xscale("log")
+    axes[2].set_yticks(range(len(readings)), [r[0] for r in readings], fontsize=8)
+    axes[2].invert_yaxis()
+    axes[2].set_xlabel("mean p(correct answer) before emergence")
+else:
+    nothing(axes[2], "no per-example answers")
 tidy(fig)
 
 # %%
 rows = []
-for j, n in enumerate(sub):
-    s_n = lms["resolution_shift"].values[..., j]
-    rows.append({"test-set size": f"{int(n)} (all)" if n == sub[-1] else int(n), "runs": int(np.isfinite(s_n).sum() + np.isinf(s_n).sum()),
-                 "median emergence shift (intervals)": median_of(s_n.ravel()),
-                 "never emerges in the median set": int(np.isinf(s_n).sum()),
-                 "reads zero before emergence (median)": fmt(float(np.nanmedian(lms["resolution_zero_fraction"].values[..., j])), 2),
-                 "1/n floor": fmt(1 / n, 2)})
-table(pd.DataFrame(rows), index=False)
+for name, shift, zero, pre, sub in readings:
+    for j in sorted({0, len(sub) // 2, len(sub) - 1}):
+        s_n = shift[:, j]
+        rows.append({"runs": name, "test-set size": f"{int(sub[j])} (all)" if j == len(sub) - 1 else int(sub[j]),
+                     "emerged": int(np.isfinite(s_n).sum() + np.isinf(s_n).sum()),
+                     "median emergence shift (intervals)": median_of(s_n),
+                     "never emerges in the median set": int(np.isinf(s_n).sum()),
+                     "reads zero before emergence (median)": median_of(zero[:, j], 2),
+                     "1/n floor": fmt(1 / sub[j], 3)})
+if rows:
+    table(pd.DataFrame(rows), index=False)
 
 # %% [markdown]
 # ## 4. Sharp within a run, random across seeds
