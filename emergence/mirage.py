@@ -112,6 +112,12 @@ def breakthroughness(curve: np.ndarray) -> float:
     return math.inf if rms == 0 and total > 0 else (total / rms if rms > 0 else 0.0)
 
 
+def binary_brier(log_p_correct: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Brier score of a two-outcome prediction from log p(correct outcome), averaged over `axis`:
+    (p - 1)^2 + ((1 - p) - 0)^2 = 2 (1 - p)^2; 0.5 at chance, 0 when certain and right."""
+    return (2 * (1 - np.exp(np.asarray(log_p_correct, float))) ** 2).mean(axis)
+
+
 def exact_match_from_units(unit_accuracy: np.ndarray) -> np.ndarray:
     """The whole answer's exact match that the units' own accuracies predict if their errors were
     independent (Schaeffer et al.'s metric non-linearity): the product over the last axis."""

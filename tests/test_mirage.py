@@ -168,3 +168,16 @@ def test_per_example_answers_give_each_unit_and_the_whole_answer_a_resolution():
     data, _ = example_resolution(answer_only, "bit", 0.5, 0.5, 16, 50)
     assert set(data) == {"whole_resolution_shift", "whole_resolution_zero_fraction", "whole_pre_emergence_p_correct"}
     assert example_resolution(run.drop_vars(list(run.data_vars)), "bit", 0.5, 0.5, 16, 50) == ({}, {})
+
+
+def test_binary_brier_is_the_two_class_brier_score():
+    from sklearn.metrics import brier_score_loss
+
+    from emergence.mirage import binary_brier
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    p1 = rng.random(200)                                    # predicted p(outcome 1)
+    log_p_correct = np.log(np.where(y == 1, p1, 1 - p1))
+    # scikit-learn scores the positive class only; the two-class sum is twice that
+    assert math.isclose(binary_brier(log_p_correct), 2 * brier_score_loss(y, p1), rel_tol=1e-9)
+    assert math.isclose(binary_brier(np.log([0.5, 0.5])), 0.5) and binary_brier(np.zeros(3)) == 0

@@ -22,6 +22,7 @@ from emergence import mirage as mi
 from emergence.survival import km_median
 
 UNIT_METRICS = ("accuracy", "cross_entropy")            # discontinuous, continuous
+BRIER = "brier"  # a unit's Brier score, where its per-example answers were kept and it is one binary choice
 WHOLE_METRICS = ("exact_match", "accuracy", "p_correct", "cross_entropy")
 LM_METRICS = ("accuracy", "p_correct")
 
@@ -147,8 +148,14 @@ def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per
     unit = results["unit_loss"].dims[-1]
     steps = results["step"].values.astype(float)
     chance_loss = float(results.attrs["chance_loss"])
-    unit_curves = np.stack([mi.progress(results["unit_accuracy"].values, chance_accuracy, 1.0),
-                            mi.progress(results["unit_loss"].values, chance_loss, 0.0)])      # [metric, seed, step, unit]
+    curves = [mi.progress(results["unit_accuracy"].values, chance_accuracy, 1.0),
+              mi.progress(results["unit_loss"].values, chance_loss, 0.0)]
+    unit_metrics = list(UNIT_METRICS)
+    if "example_unit_log_p" in results and positions_per_unit == 1 and chance_accuracy == 0.5:
+        brier = mi.binary_brier(results["example_unit_log_p"].values, axis=2)               # [seed, step, unit]
+        curves.append(mi.progress(brier, 0.5, 0.0))
+        unit_metrics.append(BRIER)
+    unit_curves = np.stack(curves)                                                           # [metric, seed, step, unit]
     unit_rises = _rises(steps, np.moveaxis(unit_curves, 2, -1), threshold)                   # [metric, seed, unit]
     whole = {"exact_match": mi.progress(results["exact_match"].values, 0.0, 1.0),
              "accuracy": mi.progress(results["accuracy"].values, chance_accuracy, 1.0),
@@ -190,7 +197,7 @@ def synthetic_task(results: xr.Dataset, *, chance_accuracy: float, positions_per
          "forecast_risk": (("seed", unit), risk, {"long_name": "held-out forecast risk of rising (higher: sooner); "
                                                                "NaN where not forecast"}),
          **resolution_vars},
-        coords={"unit_metric": list(UNIT_METRICS), "whole_metric": list(WHOLE_METRICS), "seed": seeds,
+        coords={"unit_metric": unit_metrics, "whole_metric": list(WHOLE_METRICS), "seed": seeds,
                 unit: results[unit].values, "step": steps, **resolution_coords},
         attrs={"setting": setting, "unit_dim": unit, "answer_length": int(length),
                "positions_per_unit": int(positions_per_unit), "rise_threshold": float(threshold),

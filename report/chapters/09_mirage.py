@@ -100,7 +100,7 @@ def continuous_of(ds):
     return "p_correct" if ds.attrs["task"] == "language_models" else "cross_entropy"
 
 
-METRIC = {"accuracy": "accuracy", "cross_entropy": "cross-entropy", "p_correct": "p(correct)"}
+METRIC = {"accuracy": "accuracy", "cross_entropy": "cross-entropy", "p_correct": "p(correct)", "brier": "Brier score"}
 
 
 md(f"Runs analysed: " + "; ".join(
@@ -165,9 +165,11 @@ table(pd.DataFrame([{"runs": label(ds), "continuous metric": METRIC[continuous_o
 # the step shape fits better than steady improvement in log steps. Breakthroughness is BIG-bench's
 # (Srivastava et al. 2022): the curve's range over the root median square of its step-to-step
 # changes, large when the change happens in a few large steps; it depends on the evaluation grid,
-# so it is compared only between metrics of the same runs. For a single-token unit the log
-# probability of the answer is minus its cross-entropy, the same progress curve, so only
-# cross-entropy is shown.
+# so it is compared only between metrics of the same runs. The Brier score (2(1 − p)² for a
+# bit, from each example's p(correct)) is shown where the run kept its per-example answers per
+# bit. Other metrics are these curves on the progress scale: a unit's log p(answer) is minus
+# its cross-entropy; the whole answer's log p is −L times the mean cross-entropy; the Hamming
+# distance of a fixed-length answer is L(1 − accuracy); so they are not shown again.
 
 # %% [markdown]
 # ## 2. What the units predict for the whole answer
