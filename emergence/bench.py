@@ -16,7 +16,8 @@ as the seed-batched matmuls the step runs). Also measured, in the same process l
 - `plain_loop`: the same transformer trained one seed at a time the way most research code
   does (emergence/plain_loop.py), and the ratio of the best configuration to it;
 - `process_layout`: one process with every thread against one single-thread process per
-  thread, run at once, in seed-steps/s summed over processes;
+  thread, run at once, in seed-steps/s summed over processes, and the `execution.slowdown`
+  that implies (a cell's time in a one-thread worker over its time alone with every thread);
 - `evaluation`: the periodic evaluation (emergence.train.evaluate) with and without the
   per-example answers, and the share of a whole run (its steps and its evaluation schedule)
   that keeping them adds.
@@ -170,6 +171,13 @@ def _measure_plain(args: tuple) -> dict:
     n, elapsed, _ = _timed(step, seconds, device)
     return {"config": config_name, "steps": n, "seed_steps_per_s": n / elapsed, "threads": threads,
             "gflop_per_s": train_flops_per_step(cfg, B) * n / elapsed / 1e9, "peak_memory_mib": _peak_mib(device)}
+
+
+def worker_slowdown(ratio: float, threads: int) -> float:
+    """execution.slowdown from a process-layout ratio: `threads` one-thread processes train
+    `ratio` times the seed-steps of one process with every thread, so each cell takes
+    threads / ratio times as long in a worker as it would alone with every core."""
+    return threads / ratio
 
 
 def evaluation_share(steps: int, n_evals: int, step_s: float, eval_s: float, extra_s: float) -> float:
@@ -372,7 +380,9 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                           if name in variants else None}
     layouts = {name: {"one_process_seed_steps_per_s": _summary([x["one_process"] for x in runs]),
                       "one_thread_processes_seed_steps_per_s": _summary([x["one_thread_processes"] for x in runs]),
-                      "ratio": _median([x["one_thread_processes"] / x["one_process"] for x in runs])}
+                      "ratio": _median([x["one_thread_processes"] / x["one_process"] for x in runs]),
+                      "slowdown": worker_slowdown(_median([x["one_thread_processes"] / x["one_process"] for x in runs]),
+                                                  threads)}
                for name, runs in layout.items()}
     return {"device": device, "threads": threads, "machine": platform.processor() or platform.machine(),
             "torch": torch.__version__, "rounds": rounds, "bf16": {"fast": bf16_ok, "why": bf16_why},

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from emergence.bench import configurations, evaluation_share, gemm_shapes, shape_ceiling
+from emergence.bench import configurations, evaluation_share, gemm_shapes, shape_ceiling, worker_slowdown
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.train import train_flops_per_step
@@ -46,3 +46,10 @@ def test_evaluation_share_is_the_extra_time_over_the_whole_run():
     # 1000 steps of 10 ms and 20 evaluations of 50 ms: an 11 s run; 5 ms more per evaluation adds 0.1 s
     assert math.isclose(evaluation_share(1000, 20, 0.01, 0.05, 0.005), 0.1 / 11)
     assert evaluation_share(1000, 0, 0.01, 0.05, 0.005) == 0
+
+
+def test_worker_slowdown_from_the_process_layout():
+    # two one-thread processes with 1.24 times one two-thread process's throughput: each cell
+    # runs at 0.62 of the two-thread speed, 1.61 times as long
+    assert math.isclose(worker_slowdown(1.24, 2), 2 / 1.24)
+    assert worker_slowdown(2.0, 2) == 1.0                   # perfect scaling: no slowdown
