@@ -17,7 +17,8 @@ as the seed-batched matmuls the step runs). Also measured, in the same process l
   does (emergence/plain_loop.py), and the ratio of the best configuration to it;
 - `process_layout`: one process with every thread against one single-thread process per
   thread, run at once, in seed-steps/s summed over processes, and the `execution.slowdown`
-  that implies (a cell's time in a one-thread worker over its time alone with every thread);
+  that implies (a cell's time in a one-thread worker over its time alone with every thread),
+  and against one one-thread process alone, what each added core adds (`per_added_core`);
 - `evaluation`: the periodic evaluation (emergence.train.evaluate) with and without the
   per-example answers, and the share of a whole run (its steps and its evaluation schedule)
   that keeping them adds.
@@ -263,14 +264,23 @@ def _summary(values: list[float]) -> dict:
 
 
 def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float, device: str) -> dict:
-    """Seed-steps/s of one process with `threads` threads, and of `threads` one-thread processes
-    training at once (summed), at the section's seeds_per_group."""
+    """Seed-steps/s of one process with `threads` threads, of one one-thread process alone, and
+    of `threads` one-thread processes training at once (summed), at the section's seeds_per_group."""
     g = section["train"]["seeds_per_group"]
     with ctx.Pool(1) as pool:
         one = pool.apply(_measure, (("layout", task, section, g, threads, seconds, device),))["seed_steps_per_s"]
+        alone = pool.apply(_measure, (("layout", task, section, g, 1, seconds, device),))["seed_steps_per_s"]
     with ctx.Pool(threads) as pool:
         rows = pool.map(_measure, [("layout", task, section, g, 1, seconds, device)] * threads)
-    return {"one_process": one, "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
+    return {"one_process": one, "one_thread_alone": alone,
+            "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
+
+
+def per_core_scaling(together: float, alone: float, processes: int) -> float:
+    """What each added core adds, as a fraction of the first one's throughput: `processes`
+    one-thread processes training `together` seed-steps/s (summed) against one alone at `alone`
+    (1.0: perfect scaling; 0.5 on two cores: the second core adds half a core)."""
+    return (together / alone - 1) / (processes - 1) if processes > 1 else 1.0
 
 
 def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
@@ -382,7 +392,10 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                       "one_thread_processes_seed_steps_per_s": _summary([x["one_thread_processes"] for x in runs]),
                       "ratio": _median([x["one_thread_processes"] / x["one_process"] for x in runs]),
                       "slowdown": worker_slowdown(_median([x["one_thread_processes"] / x["one_process"] for x in runs]),
-                                                  threads)}
+                                                  threads),
+                      "one_thread_alone_seed_steps_per_s": _summary([x["one_thread_alone"] for x in runs]),
+                      "per_added_core": _median([per_core_scaling(x["one_thread_processes"], x["one_thread_alone"],
+                                                                  threads) for x in runs])}
                for name, runs in layout.items()}
     return {"device": device, "threads": threads, "machine": platform.processor() or platform.machine(),
             "torch": torch.__version__, "rounds": rounds, "bf16": {"fast": bf16_ok, "why": bf16_why},

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from emergence.bench import configurations, evaluation_share, gemm_shapes, shape_ceiling, worker_slowdown
+from emergence.bench import configurations, evaluation_share, gemm_shapes, per_core_scaling, shape_ceiling, worker_slowdown
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.train import train_flops_per_step
@@ -53,3 +53,9 @@ def test_worker_slowdown_from_the_process_layout():
     # runs at 0.62 of the two-thread speed, 1.61 times as long
     assert math.isclose(worker_slowdown(1.24, 2), 2 / 1.24)
     assert worker_slowdown(2.0, 2) == 1.0                   # perfect scaling: no slowdown
+
+
+def test_per_core_scaling():
+    assert per_core_scaling(20.0, 10.0, 2) == 1.0            # two processes, twice the work
+    assert math.isclose(per_core_scaling(16.0, 10.0, 2), 0.6)
+    assert math.isclose(per_core_scaling(34.0, 10.0, 4), 0.8)  # three added cores add 2.4 cores' worth
