@@ -244,7 +244,8 @@ md("" if readings else "No run kept per-example answers, so no resolution is mea
 
 # %%
 #| label: fig-mirage-resolution
-#| fig-cap: "Top left: how far a test set of n examples puts each run's emergence from where the whole set puts it, in evaluation intervals on the log-step axis (median over drawn sets; dots are runs, lines their median per series; the dotted line one interval). Top right: the fraction of the evaluations before emergence at which a set of n examples reads accuracy exactly zero (median over runs). Bottom: each run's mean p(correct answer) before emergence (the infinite-resolution reading; log axis; one row per series, in the colours of the top panels) against the 1/n floors of the smallest and largest test sets (dotted): runs right of a floor would read nonzero at that n if p(correct) were their accuracy."
+#| fig-cap: "Top left: how far a test set of n examples puts each run's emergence from where the whole set puts it, in evaluation intervals on the log-step axis (median over drawn sets; dots are runs, lines their median per series; the dotted line one interval). Top right: the fraction of the evaluations before emergence at which a set of n examples reads accuracy exactly zero (median over runs). Bottom: each run's mean p(correct answer) before emergence (the infinite-resolution reading; log axis; one row per series, in the colours of the top panels; triangles on the left edge: below 10⁻⁶) against the 1/n floors of the smallest and largest test sets (dotted): runs right of a floor would read nonzero at that n if p(correct) were their accuracy."
+P_FLOOR = 1e-6  # the bottom panel's left edge: answers less likely than this are drawn on it
 fig, ax = plt.subplot_mosaic([["shift", "zero"], ["pre", "pre"]], figsize=(11, 3.4 + 0.32 * max(4, len(readings))),
                              height_ratios=[3.2, 0.32 * max(4, len(readings))])
 axes = [ax["shift"], ax["zero"], ax["pre"]]
@@ -262,8 +263,10 @@ for k, (name, shift, zero, pre, sub) in enumerate(readings):
                                for j in range(len(sub))], "-", color=colour, label=name)
             axes[1].plot(sub, np.nanmedian(zero, 0), "-", color=colour, label=name)
     p = pre[np.isfinite(pre) & (pre > 0)]
-    axes[2].plot(p, np.full(p.size, k) + np.random.default_rng(k).uniform(-0.25, 0.25, p.size), "o", ms=3,
-                 alpha=0.5, color=colour, label=name)
+    y = np.full(p.size, k) + np.random.default_rng(k).uniform(-0.25, 0.25, p.size)
+    low = p < P_FLOOR
+    axes[2].plot(p[~low], y[~low], "o", ms=3, alpha=0.5, color=colour, label=name)
+    axes[2].plot(np.full(low.sum(), P_FLOOR), y[low], "<", ms=4, alpha=0.6, color=colour)
 if emerged:
     axes[0].axhline(1, ls=":", color="k", lw=1)
     for ax, ylabel in zip(axes[:2], ("emergence shift (intervals)", "reads zero before emergence")):
@@ -275,10 +278,13 @@ else:
         nothing(ax, "no run emerged\nwithin the budget" if readings else "no per-example answers")
 if any(np.isfinite(r[3]).any() for r in readings):
     sizes = sorted({int(n) for *_, sub in readings for n in sub})
-    for n in (sizes[0], sizes[-1]):
+    # the smallest set's floor labelled to its right, the largest's (further left) to its left
+    for n, side in [(sizes[0], "left")] + ([(sizes[-1], "right")] if len(sizes) > 1 else []):
         axes[2].axvline(1 / n, ls=":", color="k", lw=1)
-        axes[2].annotate(f"1/{n}", (1 / n, 1.0), xycoords=("data", "axes fraction"), fontsize=7, ha="left", va="top")
+        axes[2].annotate(f" 1/{n} ", (1 / n, 1.0), xycoords=("data", "axes fraction"), fontsize=7, ha=side,
+                         va="bottom")
     axes[2].set_xscale("log")
+    axes[2].set_xlim(P_FLOOR / 2, 1.5)
     axes[2].set_yticks(range(len(readings)), [r[0] for r in readings], fontsize=8)
     axes[2].invert_yaxis()
     axes[2].set_xlabel("mean p(correct answer) before emergence")
