@@ -104,6 +104,14 @@ def _model_of(task_name: str, section: dict):
     return task, module.model_config(section["model"], module.layout_of(section["task"]))
 
 
+def _prepared(task_name: str, section: dict, threads: int, device: str):
+    """(train section, task on the device, model config) in a fresh measuring process."""
+    keep_freed_memory()
+    torch.set_num_threads(threads)
+    task, cfg = _model_of(task_name, section)
+    return section["train"], task.to(torch.device(device)), cfg
+
+
 def _timed(step, seconds: float, device: str) -> tuple[int, float, float]:
     warm = time.perf_counter()
     for i in range(3):  # with train.compile, the first steps compile (timed apart)
@@ -127,11 +135,7 @@ def _peak_mib(device: str) -> float:
 
 def _measure(args: tuple) -> dict:
     config_name, task_name, section, n_group, threads, seconds, device = args
-    keep_freed_memory()
-    torch.set_num_threads(threads)
-    train = section["train"]
-    task, cfg = _model_of(task_name, section)
-    task = task.to(torch.device(device))
+    train, task, cfg = _prepared(task_name, section, threads, device)
     seeds = list(range(n_group))
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
@@ -155,11 +159,7 @@ def _measure(args: tuple) -> dict:
 def _measure_plain(args: tuple) -> dict:
     """The plain loop: one seed, one nn.Module, stock AdamW, float32, eager."""
     config_name, task_name, section, threads, seconds, device = args
-    keep_freed_memory()
-    torch.set_num_threads(threads)
-    train = section["train"]
-    task, cfg = _model_of(task_name, section)
-    task = task.to(torch.device(device))
+    train, task, cfg = _prepared(task_name, section, threads, device)
     model = PlainTransformer(cfg).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
                             weight_decay=train["weight_decay"])
@@ -192,11 +192,7 @@ def _measure_evaluation(args: tuple) -> dict:
     (alternated, medians of 5 each), the training step's seconds in the same process, and the
     share of a whole run the per-example answers add."""
     config_name, task_name, section, threads, seconds, device = args
-    keep_freed_memory()
-    torch.set_num_threads(threads)
-    train = section["train"]
-    task, cfg = _model_of(task_name, section)
-    task = task.to(torch.device(device))
+    train, task, cfg = _prepared(task_name, section, threads, device)
     seeds = list(range(train["seeds_per_group"]))
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
