@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import types
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
@@ -118,7 +117,7 @@ def load(cls, data: Any, key: str):
     if not isinstance(data, dict):
         raise ConfigError(f"{key or 'params.yaml'}: expected {describe(cls)}, got {data!r}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    hints = get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    hints = get_type_hints(cls)  # each field resolved in the module of the class that declares it
     for name in data:
         if name not in fields:
             raise ConfigError(f"{_join(key, str(name))}: unknown parameter (known keys here: {', '.join(fields)})")

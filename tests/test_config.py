@@ -53,6 +53,9 @@ def test_paper_profile_carries_the_paper_model():
      "finite"),
     (lambda p: p["linear_map"]["train"].update(precision="fp16"), "linear_map.train.precision", "bf16-autocast"),
     (lambda p: p["sweeps"]["precision"].update(tasks=["corpus"]), "sweeps.precision.tasks", "unknown task"),
+    (lambda p: p["sweeps"]["ca_state_size"].update(examples="bits"), "sweeps.ca_state_size.examples", "units"),
+    (lambda p: p["sweeps"]["mixers"]["cellular_automata"].pop("examples"), "sweeps.mixers.cellular_automata.examples",
+     "missing"),
 ])
 def test_bad_values_name_the_key_and_range(tmp_path, mutate, key, fragment):
     root = write_params(tmp_path, mutate)

@@ -143,8 +143,14 @@ def test_cells_meant_to_be_shared_train_once():
     transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
     assert state["cellular_automata"]["bias"]["strength"] == 0.0
     assert key(state) == key(automata) == key(transformer)
+    # the sweep's own `examples`, not the task section's: per cell on the automata (the mirage
+    # chapter's resolution test reads units), the whole answer on the linear-map sweeps
+    assert state["cellular_automata"]["train"]["examples"] == stage_params("sweep_ca_state_size")["sweeps"][
+        "ca_state_size"]["examples"]
     grid = stage_params("sweep_sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
     sparsity = next(c for c in row_file(stage_params("sweep_sparsity", key="S08"), "S08", grid).cells
                     if c["linear_map"]["task"]["sparsity"] == 2)
     linear = by_name(architecture_files(stage_params("sweep_architecture")), "H8_dh8_L1")
     assert key(sparsity) == key(linear)
+    assert sparsity["linear_map"]["train"]["examples"] == stage_params("sweep_sparsity", key="S08")["sweeps"][
+        "sparsity"]["examples"]

@@ -26,6 +26,7 @@ from emergence.experiments.cache import build_missing, cached
 from emergence.experiments.runner import SECTION_KEYS, run_training, runs_on, training_code_version
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.schema import number
+from emergence.train import Examples
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
@@ -51,19 +52,19 @@ class Budget:
     steps: int = number(1, 10_000_000)
     eval_every: int = number(1, 10_000_000)
     eval_sequences: int = number(1, 1_000_000)
+    examples: Examples  # per-example answers kept (train.examples); per unit they are GBs at the paper's S
 
 
 def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "linear_map") -> dict:
     """`params[task]` with a sweep's task overrides and training budget (n_seeds, steps,
-    batch_size, eval_every, eval_sequences); checkpoints only at the start and end, and the
-    per-example answers of the whole answer only (per unit they would be GBs at the paper's S)."""
+    batch_size, eval_every, eval_sequences, examples); checkpoints only at the start and end."""
     section = copy.deepcopy(params[task])
     section["task"].update(task_overrides, eval_sequences=budget["eval_sequences"])
     section["train"].update(n_seeds=budget["n_seeds"], steps=budget["steps"], batch_size=budget["batch_size"],
                             eval_every=budget["eval_every"],
                             seeds_per_group=min(section["train"]["seeds_per_group"], budget["n_seeds"]),
                             checkpoint_every=budget["steps"], resume_every=max(1, budget["steps"] // 4),
-                            examples="answer")
+                            examples=budget["examples"])
     return {"profile": params["profile"], task: section}
 
 
