@@ -40,7 +40,7 @@ case "${1:-}" in
     timeout 180 python3 -m pytest -q -n 0 -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$out/cuda-tests.log"
     # Throughput of the paper's linear-map configuration: float32 and bf16, eager and compiled,
     # seeds per group 1 to 8, against the plain single-seed loop and the device's matmul ceilings.
-    timeout 240 python3 -m emergence.bench --configs paper --groups 1,8 --rounds 1 --seconds 3 \
+    timeout 240 python3 -m emergence.bench --configs paper --groups 1,8 --rounds 1 --seconds 3 --compile default \
       --out "$out/bench.json" 2>&1 | tee "$out/bench.log" | grep -v '^\s*$' | tail -40
     # The paper profile's plan with the FLOP rate a short calibration run reaches on this device.
     timeout 90 python3 -m emergence.cost --profile paper 2>&1 | tee "$out/plan.txt"
