@@ -228,7 +228,8 @@ if lengths.sizes["cell"]:
 # 1/n, so a capability improving slowly reads zero and then appears to jump. Every run here kept
 # each evaluation example's answer at every evaluation (the language models' probe prompts; the
 # linear map's sequences, per bit and for the whole x₁; the automata's sequences, for the whole
-# next state), so each fixed set is subsampled: test sets of 16, 32, ... examples drawn without
+# next state and, where the sweep keeps them (`examples: units`), per cell), so each fixed set is
+# subsampled: test sets of 16, 32, ... examples drawn without
 # replacement, and for each the evaluation at which the set first reads as emerged (a capability
 # at the probes' solved accuracy; a bit or a whole answer at the rise threshold of its progress
 # scale). Where the jump is sharp every set dates it alike; where the rise is gradual, which
