@@ -116,7 +116,8 @@ def test_bf16_training_follows_float32_on_the_smoke_cell(tmp_path, smoke_params)
 def test_thread_count_keys_bf16_cells_only(smoke_params):
     """Under CPU bf16 the thread count changes the numbers, so it is in the key; in float32 it
     does not, and changing it must not retrain."""
-    budget = {"n_seeds": 2, "steps": 10, "batch_size": 4, "eval_every": 5, "eval_sequences": 8}
+    budget = {"n_seeds": 2, "steps": 10, "batch_size": 4, "eval_every": 5, "eval_sequences": 8,
+              "examples": "answer"}
     cell = with_budget(smoke_params, {}, budget)
 
     def key(prec, threads):
