@@ -171,7 +171,8 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
     probes = make_probes(section["corpus"], section["probes"])
     threshold = section["probes"]["solved_accuracy"]
     per_size = []
-    names = list(variants(section))
+    twins = variants(section)
+    names = list(twins)
     for name in names:
         ckpts = load_checkpoints(lm_root / name / "checkpoints")
         ds = probe_checkpoints(ckpts, probes)
@@ -180,6 +181,7 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         ds["bracket_jump_old_step"] = (("capability", "seed"), jump_brackets(ds))
         cfg = ckpts[min(ckpts)].cfg
         ds["n_params"] = ((), parameter_count(cfg))
+        ds["pretraining_steps"] = ((), section["pretraining"]["steps"] if twins[name][1] else 0)
         per_size.append(ds)
     out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
     out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,

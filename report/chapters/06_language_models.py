@@ -59,7 +59,7 @@ def emergence_times(size, cap):
 
 
 md(f"""{len(sizes)} sizes ({', '.join(f"{s}: {int(pr['n_params'].sel(size=s))/1e3:.0f}k parameters" for s in sizes)})
-{'and pre-pretrained twins ' + ', '.join(pretrained) + ' (a synthetic task written with tokens of its own first, then the same corpus training; ' + "'+random' is the control: i.i.d. random tokens of the same alphabet for the same steps)" if pretrained else ''},
+{'and pre-pretrained twins ' + ', '.join(pretrained) + f" ({int(pr['pretraining_steps'].sel(size=pretrained[0])):,} steps of a synthetic task written with tokens of its own first, then the same corpus training; '+random' is the control: i.i.d. random tokens of the same alphabet for the same steps)" if pretrained else ''},
 {n_seed} seeds each, {budget:,} steps, {pr.sizes['checkpoint_step']} checkpoints on a Pythia-like schedule.
 Capabilities: {', '.join(caps)}; solved = greedy accuracy ≥ {solved_acc} on the held-out prompts.""")
 
