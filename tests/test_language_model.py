@@ -29,6 +29,9 @@ def test_probes_and_brackets_agree_with_a_dense_scan(trained):
     params, root, _ = trained
     pr = lm_probes.probe_sizes(params, root / "models")
     assert pr["probe_accuracy"].dims == ("size", "capability", "seed", "checkpoint_step")
+    # each variant's pre-pretraining, read from what it was trained with
+    assert pr["pretraining_steps"].sel(size="tiny").item() == 0
+    assert pr["pretraining_steps"].sel(size="tiny+dyck").item() == params["language_model"]["pretraining"]["steps"] > 0
     acc = pr["probe_accuracy"].sel(size="tiny").values
     thr = pr.attrs["solved_accuracy"]
     steps = pr["checkpoint_step"].values

@@ -165,14 +165,20 @@ def jump_brackets(ds: xr.Dataset) -> np.ndarray:
     return out
 
 
+def pretraining_steps(model_dir) -> int:
+    """The pre-pretraining steps a trained variant records in its config (0: from scratch)."""
+    with xr.open_dataset(model_dir / "train.nc") as ds:
+        pre = json.loads(ds.attrs["config"])["language_model"]["pretraining"]
+    return int(pre["steps"]) if pre else 0
+
+
 def probe_sizes(params: dict, lm_root) -> xr.Dataset:
     """Dense probe table and binary-search brackets of every size: [size, capability, seed, checkpoint_step]."""
     section = params["language_model"]
     probes = make_probes(section["corpus"], section["probes"])
     threshold = section["probes"]["solved_accuracy"]
     per_size = []
-    twins = variants(section)
-    names = list(twins)
+    names = list(variants(section))
     for name in names:
         ckpts = load_checkpoints(lm_root / name / "checkpoints")
         ds = probe_checkpoints(ckpts, probes)
@@ -181,7 +187,7 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         ds["bracket_jump_old_step"] = (("capability", "seed"), jump_brackets(ds))
         cfg = ckpts[min(ckpts)].cfg
         ds["n_params"] = ((), parameter_count(cfg))
-        ds["pretraining_steps"] = ((), section["pretraining"]["steps"] if twins[name][1] else 0)
+        ds["pretraining_steps"] = ((), pretraining_steps(lm_root / name))
         per_size.append(ds)
     out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
     out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,
