@@ -322,6 +322,8 @@ measured on the same seeds are not independent: the size and pre-pretraining tes
 across the jump (from the checkpoint where it starts to the first solved one) and its recovery is read
 beside the ceiling of patching every head at once. The pre-pretraining claim holds if either structured
 task speeds emergence up against the from-scratch model, each tested at half the level; the control row
-asks the same of each task against the random-token twin. These are
+asks the same of each task against the random-token twin. The pre-pretraining budget was chosen on the
+synthetic tasks alone, never on the corpus outcome: the steps a pilot found both structured tasks need to be
+learned (emergence/experiments/pretraining_pilot.py; its criterion and numbers are in params.yaml). These are
 models of {int(pr['n_params'].min()):,} to {int(pr['n_params'].max()):,} parameters trained for {budget:,}
 steps on a generated corpus, not Pythia: sizes here differ in width only. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
