@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import torch
+import xarray as xr
 
 from emergence.config import load_params
 from emergence.experiments import language_model as lm
@@ -32,6 +33,11 @@ def test_probes_and_brackets_agree_with_a_dense_scan(trained):
     # each variant's pre-pretraining, read from what it was trained with
     assert pr["pretraining_steps"].sel(size="tiny").item() == 0
     assert pr["pretraining_steps"].sel(size="tiny+dyck").item() == params["language_model"]["pretraining"]["steps"] > 0
+    # and its held-out corpus loss at every checkpoint, the trainer's own numbers
+    tiny = xr.open_dataset(root / "models" / "tiny" / "train.nc")
+    steps = pr["checkpoint_step"].values
+    np.testing.assert_array_equal(pr["corpus_loss"].sel(size="tiny").transpose("seed", "checkpoint_step").values,
+                                  tiny["loss"].sel(step=steps).values)
     acc = pr["probe_accuracy"].sel(size="tiny").values
     thr = pr.attrs["solved_accuracy"]
     steps = pr["checkpoint_step"].values

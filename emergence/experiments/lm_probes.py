@@ -165,11 +165,14 @@ def jump_brackets(ds: xr.Dataset) -> np.ndarray:
     return out
 
 
-def pretraining_steps(model_dir) -> int:
-    """The pre-pretraining steps a trained variant records in its config (0: from scratch)."""
+def training_record(model_dir, checkpoint_steps: np.ndarray) -> tuple[int, xr.DataArray]:
+    """What a trained variant's train.nc records beside its checkpoints: its pre-pretraining
+    steps (0: from scratch) and its held-out corpus loss [seed, checkpoint_step] (every
+    checkpoint is also an evaluation step)."""
     with xr.open_dataset(model_dir / "train.nc") as ds:
         pre = json.loads(ds.attrs["config"])["language_model"]["pretraining"]
-    return int(pre["steps"]) if pre else 0
+        loss = ds["loss"].sel(step=checkpoint_steps).rename(step="checkpoint_step").load()
+    return (int(pre["steps"]) if pre else 0), loss
 
 
 def probe_sizes(params: dict, lm_root) -> xr.Dataset:
@@ -187,7 +190,10 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         ds["bracket_jump_old_step"] = (("capability", "seed"), jump_brackets(ds))
         cfg = ckpts[min(ckpts)].cfg
         ds["n_params"] = ((), parameter_count(cfg))
-        ds["pretraining_steps"] = ((), pretraining_steps(lm_root / name))
+        steps, loss = training_record(lm_root / name, ds["checkpoint_step"].values)
+        ds["pretraining_steps"] = ((), steps)
+        ds["corpus_loss"] = loss.sel(seed=ds["seed"].values).drop_vars(
+            [c for c in loss.coords if c not in ("seed", "checkpoint_step")])
         per_size.append(ds)
     out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
     out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,

@@ -175,12 +175,13 @@ table(pd.DataFrame(rows), index=False)
 
 # %%
 #| label: fig-lm-pretraining
-#| fig-cap: "Fraction of seeds that have solved each in-context capability against step (one minus the Kaplan-Meier survival, seeds never solved censored at the budget), for the from-scratch model and each pre-pretrained twin; the control twin (+random) dashed."
+#| fig-cap: "Left: fraction of seeds that have solved each in-context capability against step (one minus the Kaplan-Meier survival, seeds never solved censored at the budget), for the from-scratch model and each pre-pretrained twin; the control twin (+random) dashed. Right: the same models' held-out corpus loss during the corpus phase (median over seeds; thin lines: single seeds), where a longer plateau shows as a later fall."
 in_context = [c for c in caps if c in ("spans", "patterns")]
 if pretrained and in_context:
-    fig, axes = plt.subplots(1, len(in_context), figsize=(5.2 * len(in_context), 3.6), squeeze=False, sharey=True)
+    twinned = [m.split("+")[0] for m in pretrained][:1] + pretrained
+    fig, axes = plt.subplots(1, len(in_context) + 1, figsize=(4.4 * (len(in_context) + 1), 3.6), squeeze=False)
     for ax, cap in zip(axes[0], in_context):
-        for j, m in enumerate([m.split("+")[0] for m in pretrained][:1] + pretrained):
+        for j, m in enumerate(twinned):
             t, cen = emergence_times(m, cap)
             at, surv = km_survival(t, cen)
             ax.step(np.r_[at, budget], 1 - np.r_[surv, surv[-1]], where="post",
@@ -190,9 +191,22 @@ if pretrained and in_context:
         ax.set_ylim(-0.05, 1.05)
     axes[0][0].set_ylabel("fraction of seeds solved")
     axes[0][0].legend(fontsize=8)
+    ax = axes[0][-1]
+    for j, m in enumerate(twinned):
+        loss = pr["corpus_loss"].sel(size=m).transpose("seed", "checkpoint_step").values
+        ax.plot(steps, loss.T, color=f"C{j}", lw=0.5, alpha=0.3)
+        ax.plot(steps, np.median(loss, axis=0), color=f"C{j}", ls="--" if m.endswith("+random") else "-", label=m)
+    ax.set_title("held-out corpus loss")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats)")
     fig.tight_layout()
 else:
     md("No pre-pretrained twin on this profile.")
+
+# %%
+if pretrained and in_context:
+    md("Median held-out corpus loss at step " + f"{budget:,}: " + "; ".join(
+        f"{m} {np.median(pr['corpus_loss'].sel(size=m, checkpoint_step=budget).values):.2f}" for m in twinned) + ".")
 
 # %% [markdown]
 # ## One emergence, patched head by head
