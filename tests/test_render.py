@@ -1,9 +1,12 @@
+import ast
 import base64
 import json
 import nbformat
 import pytest
+import re
 
 from emergence import render
+from emergence.config import REPO_ROOT
 from emergence.report_index import params_diff, stage_timings
 
 def _png() -> str:
@@ -226,3 +229,32 @@ def test_the_metrics_comparison_lists_only_what_changed(tmp_path):
     assert sorted(table["metric"]) == ["linear_map: b", "linear_map: gone", "linear_map: new"]
     assert table.set_index("metric").loc["linear_map: b", "change"] == "0.5"
     assert note == f"1 metrics unchanged; `{METRICS_FILES[1]}` is new (2 metrics)."
+
+
+def _hidden_outputs(source: str) -> list[int]:
+    """Lines of md(...) / table(...) calls whose value a notebook cell never shows: an IPython
+    cell displays only its last top-level expression, so such a call anywhere else (inside an
+    if, a loop, or before the cell's end) needs display()."""
+    hidden, cells = [], re.split(r"^# %%.*$", source, flags=re.M)
+    offset = 0
+    for cell in cells:
+        tree = ast.parse(cell)
+        last = tree.body[-1] if tree.body else None
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in ("md", "table")
+                    and node is not last):
+                hidden.append(offset + node.lineno)
+        offset += cell.count("\n")
+    return hidden
+
+
+def test_hidden_output_check_finds_a_call_inside_a_block():
+    assert _hidden_outputs("# %%\nif x:\n    md('a')\n# %%\nmd('b')\n") == [3]
+    assert _hidden_outputs("# %%\nmd('a')\ny = 1\n") == [2]
+    assert _hidden_outputs("# %%\nif x:\n    display(md('a'))\nmd('b')\n") == []
+
+
+def test_every_chapter_shows_the_text_and_tables_it_builds():
+    for chapter in sorted((REPO_ROOT / "report" / "chapters").glob("*.py")):
+        assert _hidden_outputs(chapter.read_text()) == [], chapter.name

@@ -48,9 +48,9 @@ def times(c, i, what="solved"):
 
 FAMILIES = {"heads": ("n_head", "heads (head size fixed)"), "width": ("n_head", "heads at fixed total width"),
             "depth": ("n_layer", "layers (total heads fixed)")}
-md("; ".join(f"{task}: {s.sizes['cell']} model shapes, {s.sizes['seed']} seeds each, "
-             f"{int(s['budget_step'].max()) if s.sizes['cell'] else 0:,} steps" for task, s in summaries.items())
-   + " on this profile.")
+display(md("; ".join(f"{task}: {s.sizes['cell']} model shapes, {s.sizes['seed']} seeds each, "
+                     f"{int(s['budget_step'].max()) if s.sizes['cell'] else 0:,} steps" for task, s in summaries.items())
+           + " on this profile."))
 
 
 paper = load_figures()

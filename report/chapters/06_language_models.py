@@ -201,12 +201,12 @@ if pretrained and in_context:
     ax.set_ylabel("loss (nats)")
     fig.tight_layout()
 else:
-    md("No pre-pretrained twin on this profile.")
+    display(md("No pre-pretrained twin on this profile."))
 
 # %%
 if pretrained and in_context:
-    md("Median held-out corpus loss at step " + f"{budget:,}: " + "; ".join(
-        f"{m} {np.median(pr['corpus_loss'].sel(size=m, checkpoint_step=budget).values):.2f}" for m in twinned) + ".")
+    display(md("Median held-out corpus loss at step " + f"{budget:,}: " + "; ".join(
+        f"{m} {np.median(pr['corpus_loss'].sel(size=m, checkpoint_step=budget).values):.2f}" for m in twinned) + "."))
 
 # %% [markdown]
 # ## One emergence, patched head by head

@@ -305,7 +305,7 @@ for name, shift, zero, pre, sub in readings:
                      "reads zero before emergence (median)": median_of(zero[:, j], 2),
                      "1/n floor": fmt(1 / sub[j], 3)})
 if rows:
-    table(pd.DataFrame(rows), index=False)
+    display(table(pd.DataFrame(rows), index=False))
 
 # %% [markdown]
 # ## 4. Sharp within a run, random across seeds
