@@ -22,3 +22,17 @@ def test_learned_step_reads_the_drop_below_the_reference_per_seed():
     assert np.isnan(out[2])
     # the first steps' fall to the reference (learning which symbols occur) never counts
     assert learned_step(steps, loss[:1], 0.5, reference=2.0)[0] == 100.0
+
+
+def test_the_pilot_trains_each_task_as_the_twins_are_pre_pretrained(tmp_path):
+    from emergence.config import load_params
+    from emergence.experiments.pretraining_pilot import pilot_row, pretraining_curve
+
+    params = load_params(profile="smoke")
+    steps, loss, unigram = pretraining_curve(params, "dyck", steps=6, eval_every=2, scratch=tmp_path)
+    n_seeds = params["language_model"]["train"]["n_seeds"]
+    assert list(steps) == [0, 1, 2, 4, 6] and loss.shape == (n_seeds, 5)
+    assert 0 < unigram < np.log(params["language_model"]["corpus"]["synthetic_tokens"]) + 1e-9
+    row = pilot_row("dyck", steps, loss, unigram, 0.9, budget=4)
+    assert row["task"] == "dyck" and set(row["loss_at"]) == {0, 4, 6}
+    assert len(row["learned_0.9"]) == n_seeds
