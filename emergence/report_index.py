@@ -40,9 +40,15 @@ def params_at_rev(rev: str, root: Path) -> dict | None:
     return flatten(base)
 
 
+def yaml_value(value) -> str:
+    """A parameter's value as params.yaml writes it (null, true, [a, b]), not as Python prints it."""
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6).removesuffix("\n...\n").strip()
+
+
 def params_diff(current: dict, base: dict) -> pd.DataFrame:
     keys = sorted(set(current) | set(base))
-    rows = [(k, base.get(k, "(absent)"), current.get(k, "(absent)")) for k in keys if base.get(k) != current.get(k)]
+    shown = lambda d, k: yaml_value(d[k]) if k in d else "(absent)"  # noqa: E731
+    rows = [(k, shown(base, k), shown(current, k)) for k in keys if base.get(k) != current.get(k)]
     return pd.DataFrame(rows, columns=["parameter", "base", "this run"])
 
 
@@ -311,7 +317,8 @@ def appendix_markdown(root: Path, renderer: str, rendered_at: str) -> str:
         "Seconds of this run; cold seconds add what each cell taken from the cache took to build.",
         _md_table(stage_timings(root)),
         "## Parameters of this run",
-        _md_table(pd.DataFrame(sorted(flatten(params).items()), columns=["parameter", "value"])),
+        _md_table(pd.DataFrame([(k, yaml_value(v)) for k, v in sorted(flatten(params).items())],
+                               columns=["parameter", "value"])),
         "## Software and hardware",
         _md_table(pd.DataFrame(sorted(package_versions().items()), columns=["package", "version"])),
         _md_table(pd.DataFrame(sorted((k, str(v)) for k, v in hardware().items()), columns=["hardware", "value"])),

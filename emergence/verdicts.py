@@ -178,7 +178,8 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     medians = "; ".join(f"{label}: {_fmt(a.median)} vs {_fmt(b.median)}" for label, a, b in strata)
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, estimate=ratio,
                   interval=(lo, hi), n=n, censored=censored, p_value=test.p_a_earlier,
-                  detectable=f"hazard ratio {hr:.3g} at {POWER:.0%} power ({test.events} events)")
+                  detectable=(f"hazard ratio {hr:.3g} at {POWER:.0%} power ({test.events} events)"
+                              if math.isfinite(hr) else "nothing: no event in either arm"))
     short = budget is not None and paper_budget is not None and budget < paper_budget
     if not test.decidable:
         if short:

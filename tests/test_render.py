@@ -71,12 +71,14 @@ def test_offline_render_is_self_contained(tmp_path):
     assert info["figures"] == {"chapter": ["fig-demo"]}
 
 
-def test_params_diff_lists_only_changes():
-    df = params_diff({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 5, "d": 0})
+def test_params_diff_lists_only_changes_written_as_params_yaml_writes_them():
+    df = params_diff({"a": 1, "b": 2, "c": 3, "e": None, "f": ["x", "y"]},
+                     {"a": 1, "b": 5, "d": 0, "e": [0], "f": ["x", "y"]})
     assert df.to_dict("records") == [
-        {"parameter": "b", "base": 5, "this run": 2},
-        {"parameter": "c", "base": "(absent)", "this run": 3},
-        {"parameter": "d", "base": 0, "this run": "(absent)"},
+        {"parameter": "b", "base": "5", "this run": "2"},
+        {"parameter": "c", "base": "(absent)", "this run": "3"},
+        {"parameter": "d", "base": "0", "this run": "(absent)"},
+        {"parameter": "e", "base": "[0]", "this run": "null"},
     ]
 
 

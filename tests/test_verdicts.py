@@ -104,6 +104,7 @@ def test_earlier_holds_fails_partly_and_cannot_be_decided():
     assert compare([("one", draws(100, n=16), draws(300, n=16, seed=1))], min_ratio=10).verdict == "partly"
     never = [("one", seeds_at(None, budget=1000), seeds_at(None, budget=1000))]
     assert compare(never).verdict == "inconclusive"
+    assert compare(never).detectable == "nothing: no event in either arm"
     short = compare(never, budget=1000, paper_budget=10_000)
     assert short.verdict == "needs the paper profile" and "10,000" in short.reason
     # strata add up: two weak strata decide where one does not
