@@ -5,9 +5,9 @@ cannot break a word: a column narrower than its longest word lets that word run 
 next column. The rule here: every column is at least as wide as its longest unbreakable
 piece of visible text, the rest of the page's width goes to the columns with the most text,
 and identifiers longer than `BREAK_AFTER` characters (dotted parameter names, cell labels)
-get invisible break opportunities (U+200B) after their separators. A table whose longest
-pieces alone exceed the page still overflows; tests/test_render.py checks the smoke
-report's PDF for overlapping words.
+get invisible break opportunities (U+200B) after their separators; numbers never do. A table
+whose longest pieces alone exceed the page still overflows; tests/test_render.py checks the
+smoke report's PDF for overlapping words.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _RAW = re.compile(r"`([^`]*)`\{=(\w+)\}")  # pandoc raw inline: `...`{=html}, `...`{=typst}
 _TAG = re.compile(r"<[^>]*>")
 _SEPARATORS = re.compile(r"([._/+,=])(?=\w)")
+_NUMBER = re.compile(r"[-+\u2212]?\d[\d,]*(\.\d+)?([eE][-+]?\d+)?%?")
 # The verdicts' colours, the same in the HTML and the PDF
 VERDICT_COLOURS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
                    "inconclusive": "#57606a", "needs the paper profile": "#0969da"}
@@ -67,7 +68,9 @@ def breakable(text: str, after: int = BREAK_AFTER) -> str:
 
 
 def _break_words(text: str, after: int) -> str:
-    return " ".join(_SEPARATORS.sub(r"\1" + ZWSP, w) if len(w) > after and "://" not in w else w
+    """Numbers are never broken: a value split at its decimal point reads as two numbers."""
+    return " ".join(_SEPARATORS.sub(r"\1" + ZWSP, w)
+                    if len(w) > after and "://" not in w and not _NUMBER.fullmatch(w) else w
                     for w in text.split(" "))
 
 

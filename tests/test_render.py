@@ -153,6 +153,19 @@ def test_tables_keep_long_words_inside_their_columns(tmp_path):
     assert overlapping_text(tmp_path / "fitted.pdf") == {}
 
 
+def test_a_tight_table_breaks_identifiers_but_never_numbers():
+    import pandas as pd
+
+    from emergence.tables import ZWSP, pipe_table
+
+    # ten columns: too wide for the page, so identifiers longer than BREAK_TIGHT get breaks
+    df = pd.DataFrame({f"column {i}": ["run_label.x"] for i in range(8)}
+                      | {"effect": [0.00246], "score": ["1.23e-07"]})
+    text = pipe_table(df)
+    assert f"run_{ZWSP}label" in text
+    assert "0.00246" in text and "1.23e-07" in text
+
+
 def test_verdicts_carry_one_colour_into_html_and_pdf(tmp_path):
     from pdfminer.high_level import extract_text
 
