@@ -28,7 +28,8 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _RAW = re.compile(r"`([^`]*)`\{=(\w+)\}")  # pandoc raw inline: `...`{=html}, `...`{=typst}
 _TAG = re.compile(r"<[^>]*>")
 _SEPARATORS = re.compile(r"([._/+,=])(?=\w)")
-_NUMBER = re.compile(r"[-+\u2212]?\d[\d,]*(\.\d+)?([eE][-+]?\d+)?%?")
+_NUM = r"[-+\u2212]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?"
+_NUMBER = re.compile(f"{_NUM}(?:(?:--|\u2013){_NUM})?")  # a number, or a range of two
 # The verdicts' colours, the same in the HTML and the PDF
 VERDICT_COLOURS = {"reproduced": "#1a7f37", "partly": "#9a6700", "not reproduced": "#cf222e",
                    "inconclusive": "#57606a", "needs the paper profile": "#0969da"}

@@ -160,10 +160,10 @@ def test_a_tight_table_breaks_identifiers_but_never_numbers():
 
     # ten columns: too wide for the page, so identifiers longer than BREAK_TIGHT get breaks
     df = pd.DataFrame({f"column {i}": ["run_label.x"] for i in range(8)}
-                      | {"effect": [0.00246], "score": ["1.23e-07"]})
+                      | {"effect": [0.00246], "score": ["1.23e-07"], "range": ["0.29\u20130.73"]})
     text = pipe_table(df)
     assert f"run_{ZWSP}label" in text
-    assert "0.00246" in text and "1.23e-07" in text
+    assert "0.00246" in text and "1.23e-07" in text and "0.29\u20130.73" in text
 
 
 def test_verdicts_carry_one_colour_into_html_and_pdf(tmp_path):
