@@ -138,6 +138,11 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
+def _fmt_ratio(x: float) -> str:
+    """A ratio: unbounded (its denominator's event never came) as the scorecard writes it, ∞."""
+    return "∞" if x == math.inf else _fmt(x)
+
+
 def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: str, statistic: str, alpha: float,
             min_ratio: float = 1.0, paper: str = "", budget: float | None = None, paper_budget: float | None = None,
             shared_seeds: bool = False, n_perm: int = 2000) -> Verdict:
@@ -190,7 +195,7 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
                        reason=f"no seed had the event in either arm within the budget: a longer budget decides "
                               f"(KM medians {medians})")
     p = test.p_a_earlier
-    detail = (f"KM medians {medians}; ratio {_fmt(ratio)} [{_fmt(lo)}, {_fmt(hi)}]"
+    detail = (f"KM medians {medians}; ratio {_fmt_ratio(ratio)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}]"
               + (f" against {min_ratio:g} asked" if min_ratio > 1 else "")
               + f"; {'seed-permutation ' if shared_seeds else ''}log-rank p = {p:.3g}")
     if p < alpha and ratio >= min_ratio:
@@ -257,7 +262,8 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
     if not math.isfinite(q25) or arm.events < 2:
         return Verdict(**common, verdict="inconclusive",
                        reason=f"{arm.events} of {len(arm.times)} seeds emerged: a longer budget or more seeds decide")
-    detail = f"q25 {_fmt(q25)}, q75 {_fmt(q75)}: ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] against {min_quartile_ratio:g}"
+    detail = (f"q25 {_fmt(q25)}, q75 {_fmt(q75)}: ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] "
+              f"against {min_quartile_ratio:g}")
     if lo >= min_quartile_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < min_quartile_ratio:
@@ -302,10 +308,11 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
         floor = float(np.nanmedian(np.atleast_2d(np.asarray(resolution, float))[valid]))
         if floor >= max_ratio:
             return Verdict(**common, verdict="inconclusive",
-                           reason=f"median ratio {_fmt(est)}, but one evaluation interval is already a median "
+                           reason=f"median ratio {_fmt_ratio(est)}, but one evaluation interval is already a median "
                                   f"{floor:.3g} of the emergence step (abrupt below {max_ratio:g}): denser "
                                   "evaluations around the jumps decide")
-    detail = f"median ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] over {int(valid.sum())} units (abrupt below {max_ratio:g})"
+    detail = (f"median ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] over {int(valid.sum())} units "
+              f"(abrupt below {max_ratio:g})")
     if hi < max_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if lo >= max_ratio:
@@ -732,7 +739,7 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     if units == 0:
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose under the discontinuous metric within the budget: a longer budget decides")
-    detail = (f"median width ratio {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] over {units} rises "
+    detail = (f"median width ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] over {units} rises "
               f"({int(np.isinf(r).sum())} never rose under {metric}"
               + (f"; in {at_grid:.0%} both rise within one evaluation interval" if math.isfinite(at_grid) else "")
               + f"); the jump survives below {max_factor:g}")
@@ -784,7 +791,7 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     if math.isnan(est):
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose in a quarter of the seeds: a longer budget or more seeds decide")
-    detail = f"spread / width {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] against {min_ratio:g}"
+    detail = f"spread / width {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] against {min_ratio:g}"
     if lo > min_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail + ": when a run jumps varies more than how long a jump takes")
     if hi < min_ratio:

@@ -114,6 +114,12 @@ def test_earlier_holds_fails_partly_and_cannot_be_decided():
     assert two.p_value < one.p_value
 
 
+def test_an_unbounded_ratio_reads_as_the_scorecard_writes_it():
+    v = compare([("one", draws(100), seeds_at(None, n=8, budget=3000))])
+    assert v.verdict == "reproduced" and math.isinf(v.estimate)
+    assert "ratio ∞ [" in v.reason and "vs not reached" in v.reason  # a median is not reached; a ratio is ∞
+
+
 def test_an_unbounded_stratum_does_not_make_the_effect_unbounded():
     # one stratum where b never has the event, one where b is faster: the effect is the lower middle
     v = compare([("one", draws(100), seeds_at(None, n=8, budget=3000)), ("two", draws(900), draws(600, seed=1))])
