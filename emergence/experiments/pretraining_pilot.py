@@ -53,8 +53,9 @@ def learned_step(steps: np.ndarray, loss: np.ndarray, fraction: float, reference
 
 def pretraining_curve(params: dict, kind: str, steps: int, eval_every: int, scratch: Path
                       ) -> tuple[np.ndarray, np.ndarray, float]:
-    """(evaluation steps, held-out loss [seed, step], the held-out symbols' unigram entropy) of every seed of the twinned size trained
-    on one synthetic task exactly as the twins' pre-pretraining is (lm.pretrain), for `steps`."""
+    """(evaluation steps, held-out loss [seed, step], the held-out symbols' unigram entropy) of
+    every seed of the twinned size trained on one synthetic task exactly as the twins'
+    pre-pretraining is (lm.pretrain), for `steps`."""
     section = params["language_model"]
     size = section["pretraining"]["sizes"][0]
     pre, seq_len = lm.pretraining_of(section, kind), section["seq_len"]
