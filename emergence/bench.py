@@ -2,12 +2,13 @@
 
     python -m emergence.bench --out data/bench/throughput.json [--seconds 4] [--groups 1,2,4,8] [--rounds 3]
                               [--configs paper,default,cellular_automata,mixers/]
-                              [--compile none|default|max-autotune-no-cudagraphs]
+                              [--compile none|default,max-autotune-no-cudagraphs]
 
 Configurations: the paper's linear-map setting, this repo's default one, the default
 cellular-automata one and every architecture of the mixer comparison (sweeps.mixers, at its
 first linear-map setting). Each runs in float32 and under bfloat16 autocast (`+bf16`), and the
-three attention configurations also with `train.compile` (`+compiled`, at their own
+three attention configurations also with `train.compile` in each mode asked (`+compiled`:
+default, `+autotuned`: max-autotune-no-cudagraphs; one seed a batch and their own
 seeds_per_group; the cold compile is timed apart as warmup_s). For each number of seeds sharing
 a batch it times the real training step (emergence.train.train_step): steps/s, seed-steps/s,
 analytic FLOP/s (attention models only) as a fraction of two ceilings measured in the same run,
@@ -223,10 +224,16 @@ BASE_CONFIGS = ("paper", "default", "cellular_automata")
 LAYOUT_CONFIGS = ("paper", "default")
 
 
-def configurations(compile_mode: str = "none", precisions=PRECISIONS) -> dict[str, tuple[str, dict, bool]]:
+# torch.compile mode -> the variant's name. The modes trade differently by dtype: on one AMX CPU
+# (2 threads, paper configuration, bf16) "default" trained at ~1.3x the eager step and
+# max-autotune below it (its GEMM templates lose to oneDNN's bf16 kernels), so both are measured.
+COMPILE_SUFFIX = {"default": "+compiled", "max-autotune-no-cudagraphs": "+autotuned"}
+
+
+def configurations(compile_modes: tuple[str, ...] = (), precisions=PRECISIONS) -> dict[str, tuple[str, dict, bool]]:
     """name -> (task section, its params, every group size?): the base configurations in each
-    precision (`+bf16`), their `+compiled` variants at their own seeds_per_group (unless
-    compile_mode is "none"), and every mixer architecture in each precision."""
+    precision (`+bf16`), their variants under each torch.compile mode asked (`+compiled`,
+    `+autotuned`) at their own seeds_per_group, and every mixer architecture in each precision."""
     paper, default = load_params(profile="paper"), load_params(profile="default")
     base = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
             "cellular_automata": ("cellular_automata", default["cellular_automata"])}
@@ -240,8 +247,9 @@ def configurations(compile_mode: str = "none", precisions=PRECISIONS) -> dict[st
             suffix = "+bf16" if precision != "float32" else ""
             train = {**section["train"], "precision": precision}
             out[name + suffix] = (task, {**section, "train": train}, True)
-            if compile_mode != "none" and name in BASE_CONFIGS:
-                out[f"{name}+compiled{suffix}"] = (task, {**section, "train": {**train, "compile": compile_mode}}, False)
+            for mode in compile_modes if name in BASE_CONFIGS else ():
+                out[f"{name}{COMPILE_SUFFIX[mode]}{suffix}"] = (task, {**section, "train": {**train, "compile": mode}},
+                                                                 False)
     return out
 
 
@@ -280,7 +288,7 @@ def per_core_scaling(together: float, alone: float, processes: int) -> float:
 
 
 def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
-        only: list[str] | None = None, compile_mode: str = "none") -> dict:
+        only: list[str] | None = None, compile_modes: tuple[str, ...] = ()) -> dict:
     """Every (configuration, seeds per batch) is measured once per round, rounds interleaved, and
     the ceilings once per round: a shared VM's speed drifts by +-15% over minutes, so each
     round's throughput is divided by that round's ceiling and the medians over rounds reported."""
@@ -288,7 +296,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     dev = torch.device(device)
     bf16_ok, bf16_why = bf16_support(dev)
     precisions = [p for p in PRECISIONS if p == "float32" or bf16_ok]
-    configs = {name: c for name, c in configurations(compile_mode, precisions).items()
+    configs = {name: c for name, c in configurations(compile_modes, precisions).items()
                if not only or any(name.startswith(prefix) for prefix in only)}
     torch.set_num_threads(threads)
     shape_ceilings: dict[tuple[str, int], float] = {}
@@ -310,7 +318,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             ceilings[p].append(matmul_ceiling(threads, DTYPES[p]) if device == "cpu" else _gpu_ceiling(DTYPES[p]))
         for name, (task_name, section, all_groups) in configs.items():
             precision = section["train"]["precision"]
-            for g in (groups if all_groups else [section["train"]["seeds_per_group"]]):
+            for g in (groups if all_groups else sorted({1, section["train"]["seeds_per_group"]})):
                 with ctx.Pool(1) as pool:
                     row = pool.apply(_measure, ((name, task_name, section, g, threads, seconds, device),))
                 key = (precision, g, json.dumps(row["model"]), row["batch_size"])
@@ -426,13 +434,18 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--configs", default="", help="comma-separated name prefixes to run (default: all), "
                                                        "e.g. paper,default,cellular_automata,mixers/")
-    parser.add_argument("--compile", default="max-autotune-no-cudagraphs",
-                        help="torch.compile mode of the '+compiled' variants of the attention configurations "
-                             "(none: skip them)")
+    parser.add_argument("--compile", default=",".join(COMPILE_SUFFIX),
+                        help="comma-separated torch.compile modes of the attention configurations' compiled "
+                             "variants (default: '+compiled', max-autotune-no-cudagraphs: '+autotuned'; "
+                             "none: skip them)")
     args = parser.parse_args()
     only = [c for c in args.configs.split(",") if c]
+    modes = tuple(m for m in args.compile.split(",") if m and m != "none")
+    unknown = sorted(set(modes) - set(COMPILE_SUFFIX))
+    if unknown:
+        parser.error(f"--compile: unknown mode(s) {', '.join(unknown)}; allowed: none, {', '.join(COMPILE_SUFFIX)}")
     result = run([int(g) for g in args.groups.split(",")], args.seconds, args.threads, args.device, args.rounds,
-                 only, args.compile)
+                 only, modes)
     result = _json_safe(result)
     write_json(result, Path(args.out))
     print("matmul ceilings (GFLOP/s): " + json.dumps(result["matmul_ceiling_gflop_per_s"]))

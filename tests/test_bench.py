@@ -25,12 +25,15 @@ def test_shape_ceiling_is_a_rate():
 
 
 def test_every_configuration_comes_in_each_precision_asked():
-    names = configurations("default", precisions=("float32", "bf16-autocast"))
-    assert {"default", "default+bf16", "default+compiled", "default+compiled+bf16", "paper+bf16"} <= set(names)
+    names = configurations(("default", "max-autotune-no-cudagraphs"), precisions=("float32", "bf16-autocast"))
+    assert {"default", "default+bf16", "default+compiled", "default+compiled+bf16", "paper+bf16",
+            "paper+autotuned", "paper+autotuned+bf16"} <= set(names)
     task, section, all_groups = names["default+compiled+bf16"]
     assert section["train"]["precision"] == "bf16-autocast" and section["train"]["compile"] == "default"
+    assert names["cellular_automata+autotuned"][1]["train"]["compile"] == "max-autotune-no-cudagraphs"
     assert not all_groups and names["default"][2]
-    assert not any("+compiled" in n for n in configurations("none", precisions=("float32",)))
+    assert not any("mixers/" in n and ("+compiled" in n or "+autotuned" in n) for n in names)
+    assert not any("+compiled" in n or "+autotuned" in n for n in configurations((), precisions=("float32",)))
 
 
 def test_plain_loop_starts_at_chance_and_learns():
