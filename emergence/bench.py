@@ -224,9 +224,10 @@ BASE_CONFIGS = ("paper", "default", "cellular_automata")
 LAYOUT_CONFIGS = ("paper", "default")
 
 
-# torch.compile mode -> the variant's name. The modes trade differently by dtype: on one AMX CPU
-# (2 threads, paper configuration, bf16) "default" trained at ~1.3x the eager step and
-# max-autotune below it (its GEMM templates lose to oneDNN's bf16 kernels), so both are measured.
+# torch.compile mode -> the variant's name. Both are measured, each at one seed a batch too: on
+# one AMX CPU (2 threads, paper configuration, bf16) the seeds a batch mattered more than the
+# mode (default / max-autotune 28.4 / 28.8 seed-steps/s at one seed, 22.3 / 22.7 at eight;
+# eager 22.1 at one), so a compiled variant timed at its profile's eight alone looked no faster.
 COMPILE_SUFFIX = {"default": "+compiled", "max-autotune-no-cudagraphs": "+autotuned"}
 
 

@@ -9,7 +9,7 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
-                                any_of, by_time_or_loss, lower_final_loss)
+                                any_of, by_time_or_loss, lower_final_loss, median_ratio_interval)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -335,3 +335,15 @@ def test_any_of_holds_when_one_setting_does():
     assert verdict(no, no) == "not reproduced"
     assert verdict(no, open_) == "inconclusive"
     assert verdict(open_, open_) == "inconclusive"
+
+
+def test_ratio_interval_counts_resamples_without_a_ratio_at_both_ends():
+    # Three seeds of eight solve in one arm, none in the other: most resamples leave both
+    # medians unreached. Dropped, they would leave those where only the first arm is reached
+    # and the interval would read [∞, ∞]; they could be anything, so it spans 0 to ∞.
+    a = Arm.of([100] * 3 + [1000] * 5, [False] * 3 + [True] * 5)
+    b = Arm.of([1000] * 8, [True] * 8)
+    assert median_ratio_interval(a, b, 0.9) == (0.0, math.inf)
+    # where every resample has a ratio the interval is the plain percentile one
+    lo, hi = median_ratio_interval(draws(100, n=16), draws(400, n=16, seed=1), 0.9)
+    assert 1 < lo < 4 < hi < math.inf
