@@ -11,6 +11,7 @@ from __future__ import annotations
 STAGE = "stage"           # the DVC stage this process runs (emergence/stage.py sets it)
 LOOKUPS: list[dict] = []  # {"entry", "built", "seconds"}, one per lookup
 POOLS: list[dict] = []    # {"workers", "wall", "cell_seconds"}, one per pooled build
+COLD_WORKERS: list[int] = []  # workers a build of every requested entry would use, one per request
 
 
 def usage() -> dict:
@@ -29,4 +30,4 @@ def usage() -> dict:
             "entries": {name: u["seconds"] for name, u in entries.items()},
             "build_wall_seconds": round(sum(built) - sum(p["cell_seconds"] for p in POOLS)
                                         + sum(p["wall"] for p in POOLS), 2),
-            "workers": max([1] + [p["workers"] for p in POOLS])}
+            "workers": max([1] + [p["workers"] for p in POOLS] + COLD_WORKERS)}

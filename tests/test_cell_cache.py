@@ -31,6 +31,7 @@ def test_entry_is_built_once_and_checksummed(tmp_path):
 def test_lookups_report_what_the_cells_cost_to_build(tmp_path, monkeypatch):
     monkeypatch.setattr(build_log, "LOOKUPS", [])
     monkeypatch.setattr(build_log, "POOLS", [])
+    monkeypatch.setattr(build_log, "COLD_WORKERS", [])
     clock = iter([100.0, 112.5])  # the build takes 12.5 s on this clock
     monkeypatch.setattr(cache.time, "perf_counter", lambda: next(clock))
     entry = cached(tmp_path, "t", {"a": 1}, _builder([]))

@@ -66,12 +66,16 @@ def test_a_sweep_built_by_two_workers_has_the_bytes_of_one_process(tmp_path, mon
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     monkeypatch.setattr(build_log, "LOOKUPS", [])
     monkeypatch.setattr(build_log, "POOLS", [])
+    monkeypatch.setattr(build_log, "COLD_WORKERS", [])
     files = _sweep_files()
     cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch-pooled", POOLED)
     usage = build_log.usage()
     assert usage["cells_built"] == 3 and usage["cells_reused"] == 0 and usage["workers"] == 2
     cells.write_sweep(copy.deepcopy(files), tmp_path / "serial", tmp_path / "scratch-serial", SERIAL)
     assert _digests(tmp_path / "pooled") == _digests(tmp_path / "serial") and len(_digests(tmp_path / "serial")) == 3
-    monkeypatch.setattr(build_log, "LOOKUPS", [])
+    for log in ("LOOKUPS", "POOLS", "COLD_WORKERS"):
+        monkeypatch.setattr(build_log, log, [])
     cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch-pooled", POOLED)
-    assert build_log.usage()["cells_built"] == 0 and build_log.usage()["cells_reused"] == 3  # a rerun builds nothing
+    usage = build_log.usage()
+    assert usage["cells_built"] == 0 and usage["cells_reused"] == 3  # a rerun builds nothing
+    assert usage["workers"] == 2  # and records the workers a cold build would use, for the cold estimate

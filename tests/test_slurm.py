@@ -58,6 +58,7 @@ def _submitted(folder: Path) -> int:
 def test_a_sweep_built_on_slurm_has_the_bytes_of_the_local_executors(cluster, tmp_path, monkeypatch):
     monkeypatch.setattr(build_log, "LOOKUPS", [])
     monkeypatch.setattr(build_log, "POOLS", [])
+    monkeypatch.setattr(build_log, "COLD_WORKERS", [])
     monkeypatch.setattr(build_log, "STAGE", "sweep_test")
     files = _sweep_files()
     on_slurm = dict(SERIAL, executor="slurm", slurm=SLURM)

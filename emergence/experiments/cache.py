@@ -76,21 +76,33 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     entries' build records join this process's log, so the stage's timing counts them as
     built. Entries left to this process are built by the stage's own lookups."""
     todo: dict[Path, tuple] = {}
+    costs: dict[Path, float] = {}
     for name, key, build, cost in requests:
         entry = entry_of(scratch, name, key)
+        costs[entry] = cost
         if entry not in todo and not (entry.exists() and _intact(entry)):
             todo[entry] = ((scratch, name, key, build), cost)
     jobs = list(todo.values())
     runs = [runs_on(train) for train in trains]
     thread_dependent = any("threads" in r for r in runs)
+    slurm = execution["executor"] == "slurm" and not thread_dependent
+
+    def plan_for(job_costs: list[float]):
+        return plan(execution, job_costs, cell_threads=max((t["threads"] for t in trains), default=0),
+                    device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
+                    thread_dependent=thread_dependent)
+
+    # what building every requested entry would use: the entry page's cold estimate spreads the
+    # stage's cells over it, also when this run found them all in the cache
+    build_log.COLD_WORKERS.append(min(len(costs), execution["slurm"]["array_parallelism"]) if slurm
+                                  else plan_for(list(costs.values())).workers)
     start = time.perf_counter()
-    if execution["executor"] == "slurm" and jobs and not thread_dependent:
+    if slurm and jobs:
         workers = min(len(jobs), execution["slurm"]["array_parallelism"])
         results = run_slurm(_build_in_worker, [j for j, _ in jobs], execution["slurm"],
                             scratch / "slurm" / build_log.STAGE, desc)
     else:
-        p = plan(execution, [cost for _, cost in jobs], cell_threads=max((t["threads"] for t in trains), default=0),
-                 device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda", thread_dependent=thread_dependent)
+        p = plan_for([cost for _, cost in jobs])
         if p.workers == 1:
             return
         workers = p.workers
