@@ -87,6 +87,9 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     thread_dependent = any("threads" in r for r in runs)
     slurm = execution["executor"] == "slurm" and not thread_dependent
 
+    def slurm_workers(n_jobs: int) -> int:
+        return min(n_jobs, execution["slurm"]["array_parallelism"])
+
     def plan_for(job_costs: list[float]):
         return plan(execution, job_costs, cell_threads=max((t["threads"] for t in trains), default=0),
                     device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
@@ -94,11 +97,10 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
 
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
-    build_log.COLD_WORKERS.append(min(len(costs), execution["slurm"]["array_parallelism"]) if slurm
-                                  else plan_for(list(costs.values())).workers)
+    build_log.COLD_WORKERS.append(slurm_workers(len(costs)) if slurm else plan_for(list(costs.values())).workers)
     start = time.perf_counter()
     if slurm and jobs:
-        workers = min(len(jobs), execution["slurm"]["array_parallelism"])
+        workers = slurm_workers(len(jobs))
         results = run_slurm(_build_in_worker, [j for j, _ in jobs], execution["slurm"],
                             scratch / "slurm" / build_log.STAGE, desc)
     else:
