@@ -507,20 +507,26 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
 # --- the whole scorecard -------------------------------------------------------------------------
 
 
+# (section, its rules, the results they read), in report order
+SECTIONS = (
+    ("linear_map", linear_map_claims, ("linear_map_analysis",)),
+    ("sparsity", sparsity_claims, ("sparsity_summary",)),
+    ("attention_bias", attention_bias_claims, ("attention_bias_summary",)),
+    ("architecture", architecture_claims, ("architecture_summary", "ca_architecture_summary")),
+    ("automata", automata_claims, ("ca_state_size_summary",)),
+    ("language_models", lm_claims, ("lm_probes", "lm_patching")),
+    ("mixers", mixer_claims, ("mixers_summary",)),
+    ("mirage", mirage_claims, ("mirage",)),
+)
+
+
 def scorecard(results: dict, claims: dict, paper: dict) -> list[dict]:
     """Every row, in report order: the verdict's fields plus id, chapter, figure and the
     Benjamini-Hochberg q-value across the rows that made a test."""
     ctx = Context(claims, paper)
     rows: list[tuple[str, str, Verdict]] = []
-    add = lambda section, items: rows.extend((section, key, v) for key, v in items)  # noqa: E731
-    add("linear_map", linear_map_claims(results["linear_map_analysis"], ctx))
-    add("sparsity", sparsity_claims(results["sparsity_summary"], ctx))
-    add("attention_bias", attention_bias_claims(results["attention_bias_summary"], ctx))
-    add("architecture", architecture_claims(results["architecture_summary"], results["ca_architecture_summary"], ctx))
-    add("automata", automata_claims(results["ca_state_size_summary"], ctx))
-    add("language_models", lm_claims(results["lm_probes"], results["lm_patching"], ctx))
-    add("mixers", mixer_claims(results["mixers_summary"], ctx))
-    add("mirage", mirage_claims(results.get("mirage", {}), ctx))
+    for section, rules, inputs in SECTIONS:
+        rows.extend((section, key, v) for key, v in rules(*(results[i] for i in inputs), ctx))
     q = benjamini_hochberg([v.p_value for _, _, v in rows])
     out = []
     for (section, key, v), q_value in zip(rows, q):

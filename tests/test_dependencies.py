@@ -129,20 +129,30 @@ def test_training_keys_leave_out_the_stage_glue():
 
 
 def test_cells_meant_to_be_shared_train_once():
-    """The same model on the same task and budget in two sweeps is one cache entry, as each stage
-    sees its params (a key a stage forgets to declare would give it a different cell)."""
+    """The same model on the same task, budget and seeds in two sweeps is one cache entry, as each
+    stage sees its params (a key a stage forgets to declare would give it a different cell). The
+    architecture sweeps train more seeds (their comparisons need them), so their cells are
+    compared at the other sweep's seed count: equal keys there mean only the seeds differ."""
+    import copy
+
     from emergence.stage import stage_params
 
     from emergence.io import config_hash
 
-    key = lambda c: config_hash(cells.cell_key(c))  # noqa: E731
+    def key(c, n_seeds=None):
+        c = copy.deepcopy(c)
+        task = next(k for k in c if k != "profile")
+        if n_seeds is not None:
+            c[task]["train"]["n_seeds"] = n_seeds
+        return config_hash(cells.cell_key(c))
+
     by_name = lambda files, name: next(c for f in files if f.name == name for c in f.cells)  # noqa: E731
     state = by_name(ca_files(stage_params("sweep_ca_state_size")), "S0008")  # its c = 0 cell comes first
     automata = by_name(architecture_files(stage_params("sweep_ca_architecture"), "ca_architecture"), "H4_dh16_L2")
     mixer = dict(mixer_cells(stage_params("sweep_mixers")))
     transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
     assert state["cellular_automata"]["bias"]["strength"] == 0.0
-    assert key(state) == key(automata) == key(transformer)
+    assert key(state) == key(transformer) == key(automata, state["cellular_automata"]["train"]["n_seeds"])
     # the sweep's own `examples`, not the task section's: per cell on the automata (the mirage
     # chapter's resolution test reads units), the whole answer on the linear-map sweeps
     assert state["cellular_automata"]["train"]["examples"] == stage_params("sweep_ca_state_size")["sweeps"][
@@ -151,6 +161,6 @@ def test_cells_meant_to_be_shared_train_once():
     sparsity = next(c for c in row_file(stage_params("sweep_sparsity", key="S08"), "S08", grid).cells
                     if c["linear_map"]["task"]["sparsity"] == 2)
     linear = by_name(architecture_files(stage_params("sweep_architecture")), "H8_dh8_L1")
-    assert key(sparsity) == key(linear)
+    assert key(sparsity) == key(linear, sparsity["linear_map"]["train"]["n_seeds"])
     assert sparsity["linear_map"]["train"]["examples"] == stage_params("sweep_sparsity", key="S08")["sweeps"][
         "sparsity"]["examples"]

@@ -114,3 +114,17 @@ def test_every_row_links_a_figure_its_chapter_draws():
     for key, figure in FIGURES.items():
         chapter = next(c for prefix, c in by_chapter.items() if key.startswith(prefix))
         assert figure in labels[chapter], (key, figure)
+
+
+@pytest.mark.parametrize("profile", ["default", "paper"])  # smoke checks the wiring, at 2 seeds
+def test_every_final_loss_comparison_can_reach_its_level(profile):
+    """The final-loss rules (claims 6, 7, 8) test at alpha / 2 by an exact permutation over
+    seeds; with n seeds an arm the smallest p is 1 / C(2n, n), so n must let it fall below."""
+    p = load_params(profile=profile)
+    half = p["claims"]["alpha"] / 2
+    sweeps = p["sweeps"]
+    for name, n in [("sweeps.architecture", sweeps["architecture"]["n_seeds"]),
+                    ("sweeps.ca_architecture", sweeps["ca_architecture"]["n_seeds"]),
+                    ("sweeps.mixers.linear_map", sweeps["mixers"]["linear_map"]["n_seeds"]),
+                    ("sweeps.mixers.cellular_automata", sweeps["mixers"]["cellular_automata"]["n_seeds"])]:
+        assert 1 / math.comb(2 * n, n) < half, f"{profile}: {name}.n_seeds = {n} cannot reach p < {half:g}"

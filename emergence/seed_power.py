@@ -1,0 +1,103 @@
+"""How many seeds would decide a claim: this run's seeds resampled at other sizes, the claim's
+rule applied again.
+
+    python -m emergence.seed_power CLAIM_ID [--seeds 4,8,16] [--draws 200] [--resamples 200]
+                                            [--profile default] [--result NAME=PATH ...] [--out FILE.json]
+
+Reads the results the claims_scorecard stage reads (dvc.yaml's `paths`; `--result` reads one
+from elsewhere, e.g. an earlier commit's from the DVC cache). For each size n it
+draws `draws` samples of n seeds with replacement from every result dataset the claim's rule
+reads (the same seeds for every cell of a dataset, as a run at n seeds trains them), re-applies
+the rule with the run's thresholds (`claims` in params.yaml; its bootstrap and permutation
+counts lowered to `resamples` for speed) and counts the verdicts. The share of draws that
+decide (reproduced or not reproduced) estimates the power at n. It is the pilot that chooses a
+profile's seed count before the run: a guide, not a test, and a rough one from few seeds, since
+a resample can only repeat the values the run's seeds took. Claims whose rule reads the
+language models or the mirage sets (seeds shared across several datasets) are not resampled.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import xarray as xr
+
+from emergence.config import load_params
+from emergence.io import read_netcdf, write_json
+from emergence.scorecard import SECTIONS, Context, read_paper_claims
+from emergence.stage import pipeline_paths
+
+DECIDED = ("reproduced", "not reproduced")
+
+
+def resample_seeds(ds: xr.Dataset, n: int, rng: np.random.Generator) -> xr.Dataset:
+    """n seeds drawn with replacement along `seed` (relabelled 0..n-1, so no label repeats)."""
+    picked = ds.isel(seed=rng.integers(0, ds.sizes["seed"], n))
+    return picked.assign_coords(seed=np.arange(n)) if "seed" in picked.coords else picked
+
+
+def section_of(claim_id: str, results: dict[str, xr.Dataset], ctx: Context):
+    """The scorecard section whose rules return `claim_id`, applied once to find it."""
+    for name, rules, inputs in SECTIONS:
+        if all(isinstance(results.get(i), xr.Dataset) for i in inputs):
+            if claim_id in [key for key, _ in rules(*(results[i] for i in inputs), ctx)]:
+                return name, rules, inputs
+    known = [key for _, rules, inputs in SECTIONS if all(isinstance(results.get(i), xr.Dataset) for i in inputs)
+             for key, _ in rules(*(results[i] for i in inputs), ctx)]
+    raise SystemExit(f"seed_power: claim {claim_id!r} is not one this tool resamples; one of {sorted(known)}")
+
+
+def seed_power(claim_id: str, results: dict[str, xr.Dataset], ctx: Context, sizes: Sequence[int],
+               draws: int, seed: int = 0) -> dict[int, dict[str, int]]:
+    """{n: {verdict: draws}} for the claim's rule on `draws` resamples of n seeds each."""
+    _, rules, inputs = section_of(claim_id, results, ctx)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n in sizes:
+        count: Counter = Counter()
+        for _ in range(draws):
+            sample = [resample_seeds(results[i], n, rng) if "seed" in results[i].dims else results[i] for i in inputs]
+            count[dict(rules(*sample, ctx))[claim_id].verdict] += 1
+        out[int(n)] = dict(count)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("claim")
+    ap.add_argument("--seeds", default="4,8,16", help="seed counts to try, comma-separated")
+    ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--resamples", type=int, default=200, help="bootstrap and permutation counts inside the rule")
+    ap.add_argument("--profile", default="default")
+    ap.add_argument("--result", action="append", default=[], metavar="NAME=PATH",
+                    help="read result NAME (a key of dvc.yaml's paths) from PATH instead")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.seeds.split(",")]
+    if any(n < 2 for n in sizes) or args.draws < 1 or args.resamples < 1:
+        raise SystemExit("seed_power: --seeds each >= 2, --draws and --resamples >= 1")
+    params = load_params(profile=args.profile)
+    paths = pipeline_paths()
+    claims = {**params["claims"], "n_boot": args.resamples, "n_perm": args.resamples}
+    ctx = Context(claims, read_paper_claims(Path(paths["paper_claims"])))
+    names = {i for _, _, inputs in SECTIONS for i in inputs}
+    for override in args.result:
+        name, _, path = override.partition("=")
+        if name not in names or not path:
+            raise SystemExit(f"seed_power: --result NAME=PATH with NAME one of {sorted(names)}, got {override!r}")
+        paths[name] = path
+    results = {name: read_netcdf(paths[name]) for name in names if Path(paths[name]).is_file()}
+    power = seed_power(args.claim, results, ctx, sizes, args.draws)
+    for n, count in power.items():
+        decided = sum(count.get(v, 0) for v in DECIDED)
+        print(f"{args.claim}  {n:3d} seeds: decided in {decided / args.draws:4.0%} of {args.draws} draws  {count}")
+    if args.out:
+        write_json({"claim": args.claim, "draws": args.draws, "resamples": args.resamples, "power": power}, args.out)
+
+
+if __name__ == "__main__":
+    main()
