@@ -24,12 +24,12 @@ import pandas as pd
 
 from emergence.config import load_params, validate
 from emergence.experiments import bias_intervention, cells, language_model as lm, mixer_comparison
+from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
 from emergence.experiments.cache import entry_of
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
-from emergence.model import ModelConfig, parameter_count
 from emergence.stage import SCRATCH
 
 
@@ -46,23 +46,6 @@ def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
         "sweep_mixers": [(c, False) for _, c in mixer_comparison.cells(params)],
         "sweep_precision": [(c, f.checkpoints) for f in precision_files(params) for c in f.cells],
     }
-
-
-def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
-    """FLOPs of training `cfg` on `sequences` sequences of `seq_len` tokens (one seed)."""
-    per_sequence = 6 * parameter_count(cfg) * seq_len + 12 * cfg.n_layer * seq_len ** 2 * cfg.d_model
-    return per_sequence * sequences
-
-
-def cell_flops(cell: dict) -> tuple[float, float]:
-    """(FLOPs, seed-steps) of training one synthetic-task cell, all its seeds."""
-    task = cells.task_of(cell)
-    section, module = cell[task], cells.task_module(task)
-    layout = module.layout_of(section["task"])
-    cfg = module.model_config(section["model"], layout)
-    train = section["train"]
-    seed_steps = train["n_seeds"] * train["steps"]
-    return training_flops(cfg, layout.seq_len, seed_steps * train["batch_size"]), float(seed_steps)
 
 
 def language_model_flops(params: dict) -> list[tuple[str, float, float]]:

@@ -22,6 +22,7 @@ import yaml
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
+from emergence.io import read_netcdf
 from emergence.survival import benjamini_hochberg
 from emergence.verdicts import Arm, Verdict
 
@@ -578,6 +579,12 @@ def verdicts_json(rows: list[dict]) -> str:
     fields = ("verdict", "estimate", "interval", "n", "censored", "p_value", "q_value")
     return json.dumps(json_safe({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
                                                                for i, r in enumerate(rows)}}), indent=1) + "\n"
+
+
+def read_result(path: Path) -> xr.Dataset | dict[str, xr.Dataset]:
+    """A result file, or a folder of them by file stem (the patching and mirage results)."""
+    path = Path(path)
+    return {f.stem: read_netcdf(f) for f in sorted(path.glob("*.nc"))} if path.is_dir() else read_netcdf(path)
 
 
 def read_paper_claims(path: Path) -> dict:

@@ -10,10 +10,10 @@ draws `draws` samples of n seeds with replacement from every result dataset the 
 reads (the same seeds for every cell of a dataset, as a run at n seeds trains them), re-applies
 the rule with the run's thresholds (`claims` in params.yaml; its bootstrap and permutation
 counts lowered to `resamples` for speed) and counts the verdicts. The share of draws that
-decide (reproduced or not reproduced) estimates the power at n. It is the pilot that chooses a
-profile's seed count before the run: a guide, not a test, and a rough one from few seeds, since
-a resample can only repeat the values the run's seeds took. Claims whose rule reads the
-language models or the mirage sets (seeds shared across several datasets) are not resampled.
+decide (reproduced or not reproduced) estimates the power at n. Datasets with the same number of
+seeds share one draw (the language models' probes and patching results are the same trained
+seeds). It is the pilot that chooses a profile's seed count before the run: a guide, not a test,
+and a rough one from few seeds, since a resample can only repeat the values the run's seeds took.
 """
 from __future__ import annotations
 
@@ -27,31 +27,49 @@ import numpy as np
 import xarray as xr
 
 from emergence.config import load_params
-from emergence.io import read_netcdf, write_json
-from emergence.scorecard import SECTIONS, Context, read_paper_claims
+from emergence.io import write_json
+from emergence.scorecard import SECTIONS, Context, read_paper_claims, read_result
 from emergence.stage import pipeline_paths
 
 DECIDED = ("reproduced", "not reproduced")
 
+Result = xr.Dataset | dict[str, xr.Dataset]
 
-def resample_seeds(ds: xr.Dataset, n: int, rng: np.random.Generator) -> xr.Dataset:
-    """n seeds drawn with replacement along `seed` (relabelled 0..n-1, so no label repeats)."""
-    picked = ds.isel(seed=rng.integers(0, ds.sizes["seed"], n))
+
+def resample_seeds(ds: xr.Dataset, n: int, rng: np.random.Generator,
+                   draws: dict[int, np.ndarray] | None = None) -> xr.Dataset:
+    """n seeds drawn with replacement along `seed` (relabelled 0..n-1, so no label repeats);
+    a dataset without seeds as it is. `draws` holds the draw per original seed count, so that
+    datasets of the same seeds are drawn alike."""
+    if "seed" not in ds.dims:
+        return ds
+    draws = {} if draws is None else draws
+    size = ds.sizes["seed"]
+    if size not in draws:
+        draws[size] = rng.integers(0, size, n)
+    picked = ds.isel(seed=draws[size])
     return picked.assign_coords(seed=np.arange(n)) if "seed" in picked.coords else picked
 
 
-def section_of(claim_id: str, results: dict[str, xr.Dataset], ctx: Context):
+def _resample(result: Result, n: int, rng: np.random.Generator, draws: dict[int, np.ndarray]) -> Result:
+    if isinstance(result, dict):
+        return {name: resample_seeds(ds, n, rng, draws) for name, ds in result.items()}
+    return resample_seeds(result, n, rng, draws)
+
+
+def section_of(claim_id: str, results: dict[str, Result], ctx: Context):
     """The scorecard section whose rules return `claim_id`, applied once to find it."""
+    known = []
     for name, rules, inputs in SECTIONS:
-        if all(isinstance(results.get(i), xr.Dataset) for i in inputs):
-            if claim_id in [key for key, _ in rules(*(results[i] for i in inputs), ctx)]:
+        if all(i in results for i in inputs):
+            keys = [key for key, _ in rules(*(results[i] for i in inputs), ctx)]
+            if claim_id in keys:
                 return name, rules, inputs
-    known = [key for _, rules, inputs in SECTIONS if all(isinstance(results.get(i), xr.Dataset) for i in inputs)
-             for key, _ in rules(*(results[i] for i in inputs), ctx)]
-    raise SystemExit(f"seed_power: claim {claim_id!r} is not one this tool resamples; one of {sorted(known)}")
+            known += keys
+    raise SystemExit(f"seed_power: no rule here decides {claim_id!r}; one of {sorted(known)}")
 
 
-def seed_power(claim_id: str, results: dict[str, xr.Dataset], ctx: Context, sizes: Sequence[int],
+def seed_power(claim_id: str, results: dict[str, Result], ctx: Context, sizes: Sequence[int],
                draws: int, seed: int = 0) -> dict[int, dict[str, int]]:
     """{n: {verdict: draws}} for the claim's rule on `draws` resamples of n seeds each."""
     _, rules, inputs = section_of(claim_id, results, ctx)
@@ -60,7 +78,8 @@ def seed_power(claim_id: str, results: dict[str, xr.Dataset], ctx: Context, size
     for n in sizes:
         count: Counter = Counter()
         for _ in range(draws):
-            sample = [resample_seeds(results[i], n, rng) if "seed" in results[i].dims else results[i] for i in inputs]
+            shared: dict[int, np.ndarray] = {}
+            sample = [_resample(results[i], n, rng, shared) for i in inputs]
             count[dict(rules(*sample, ctx))[claim_id].verdict] += 1
         out[int(n)] = dict(count)
     return out
@@ -90,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if name not in names or not path:
             raise SystemExit(f"seed_power: --result NAME=PATH with NAME one of {sorted(names)}, got {override!r}")
         paths[name] = path
-    results = {name: read_netcdf(paths[name]) for name in names if Path(paths[name]).is_file()}
+    results = {name: read_result(Path(paths[name])) for name in names if Path(paths[name]).exists()}
     power = seed_power(args.claim, results, ctx, sizes, args.draws)
     for n, count in power.items():
         decided = sum(count.get(v, 0) for v in DECIDED)

@@ -10,20 +10,17 @@ emergence/verdicts.py) with the `claims` thresholds and writes, atomically, the 
 import sys
 from pathlib import Path
 
-from emergence.io import atomic_path, read_netcdf
-from emergence.scorecard import read_paper_claims, scorecard, scorecard_json, verdicts_json
+from emergence.io import atomic_path
+from emergence.scorecard import SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json, verdicts_json
 from emergence.stage import pipeline_paths, stage_run
 
-RESULTS = ("linear_map_analysis", "sparsity_summary", "attention_bias_summary", "architecture_summary",
-           "ca_architecture_summary", "ca_state_size_summary", "lm_probes", "mixers_summary")
+RESULTS = [name for _, _, inputs in SECTIONS for name in inputs]
 
 if __name__ == "__main__":
     paper, out, metric = map(Path, sys.argv[1:])
     with stage_run("claims_scorecard") as params:
         paths = pipeline_paths()
-        results = {name: read_netcdf(paths[name]) for name in RESULTS}
-        results["lm_patching"] = {f.stem: read_netcdf(f) for f in sorted(Path(paths["lm_patching"]).glob("*.nc"))}
-        results["mirage"] = {f.stem: read_netcdf(f) for f in sorted(Path(paths["mirage"]).glob("*.nc"))}
+        results = {name: read_result(paths[name]) for name in RESULTS}
         rows = scorecard(results, params["claims"], read_paper_claims(paper))
         with atomic_path(out) as tmp:
             tmp.write_text(scorecard_json(rows, params["claims"]))

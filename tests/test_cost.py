@@ -6,6 +6,7 @@ import pytest
 
 from emergence.config import load_params
 from emergence.cost import cell_flops, plan_table, planned_cells, training_flops
+from emergence.experiments import cells
 from emergence.model import ModelConfig, parameter_count
 
 
@@ -30,3 +31,14 @@ def test_every_training_stage_is_planned_and_a_cell_counts_once(tmp_path):
     flops, seed_steps = cell_flops(planned["linear_map_train"][0][0])
     assert flops > 0 and seed_steps == params["linear_map"]["train"]["n_seeds"] * params["linear_map"]["train"]["steps"]
     assert math.isnan(plan_table(params, None, scratch=tmp_path)[1])
+
+
+def test_builds_start_with_the_widest_automata_cell_as_measured():
+    """Workers take cells longest first by their cost; on the default automata architecture
+    sweep the one-layer model of width 128 took 646 s, the two-layer one of width 64 494 s and
+    the one-head one 110 s (2 cores, 12 seeds): the cost must order them so."""
+    cost = {}
+    for c, _ in planned_cells(load_params(profile="default"))["sweep_ca_architecture"]:
+        model = c["cellular_automata"]["model"]
+        cost[model["n_head"], model["n_layer"]] = cells._cost(c)
+    assert cost[(8, 1)] > cost[(4, 2)] > cost[(1, 2)]

@@ -39,3 +39,16 @@ def test_an_unknown_claim_names_the_ones_it_can_resample():
     cells = [(16, 1, 100, 50), (16, 8, None, None), (16, 16, 150, 60)]
     with pytest.raises(SystemExit, match="sparsity-hump"):
         sp.seed_power("no-such-claim", {"sparsity_summary": summary(cells)}, context(), [4], draws=1)
+
+
+def test_datasets_of_the_same_seeds_share_one_draw():
+    """The language models' probes and patching results are the same trained seeds: a resample
+    picks the same seeds in each; a dataset without seeds passes through."""
+    probes = xr.Dataset({"x": (("seed",), np.arange(5.0))}, coords={"seed": np.arange(5)})
+    patching = {"small": xr.Dataset({"y": (("seed",), 10 + np.arange(5.0))}, coords={"seed": np.arange(5)}),
+                "fixed": xr.Dataset({"z": (("k",), np.zeros(3))})}
+    rng, shared = np.random.default_rng(3), {}
+    a = sp._resample(probes, 7, rng, shared)
+    b = sp._resample(patching, 7, rng, shared)
+    assert np.array_equal(b["small"]["y"].values - 10, a["x"].values)
+    assert b["fixed"].identical(patching["fixed"])
