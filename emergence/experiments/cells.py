@@ -116,11 +116,26 @@ def cell_flops(cell: dict) -> tuple[float, float]:
     return training_flops(cfg, layout.seq_len, seed_steps * train["batch_size"]), float(seed_steps)
 
 
+# Seconds per unit of each term of a cell's build time on one core, fitted by least squares
+# (relative error) to the 35 cells of a default run measured in one-thread workers on an Intel
+# Xeon: within ~35% for attention models, while the recurrent mixers' reference scans run 2-3x
+# slower than predicted. Only their ratios matter: they order builds and choose workers.
+SECONDS_PER_FLOP, SECONDS_PER_SCORE, SECONDS_PER_TOKEN_LAYER = 1.0e-11, 6.4e-9, 1.46e-6
+
+
 def _cost(cell: dict) -> float:
-    """A cell's relative training cost, to plan and order builds (the longest first): its
-    training FLOPs. Token-steps times layers, the earlier proxy, ignored the width and started
-    the automata sweep's widest cell last (646 s of a 759 s stage, against 646 in that order)."""
-    return cell_flops(cell)[0]
+    """A cell's expected build time (seconds on one core): its training FLOPs, its attention
+    scores (layers x heads x T^2 per sequence: the softmax and masking, costly at small head
+    sizes) and its token-layers (per-token work beside the matmuls). FLOPs alone put the
+    automata sweep's one-head cell at a fifteenth of the widest one's time (measured: a sixth)."""
+    task = task_of(cell)
+    section, module = cell[task], task_module(task)
+    layout = module.layout_of(section["task"])
+    cfg = module.model_config(section["model"], layout)
+    flops, seed_steps = cell_flops(cell)
+    sequences = seed_steps * section["train"]["batch_size"]
+    return (SECONDS_PER_FLOP * flops + SECONDS_PER_SCORE * cfg.n_layer * cfg.n_head * layout.seq_len ** 2 * sequences
+            + SECONDS_PER_TOKEN_LAYER * cfg.n_layer * layout.seq_len * sequences)
 
 
 def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
