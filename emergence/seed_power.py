@@ -96,7 +96,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="read result NAME (a key of dvc.yaml's paths) from PATH instead")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    sizes = [int(s) for s in args.seeds.split(",")]
+    try:
+        sizes = [int(s) for s in args.seeds.split(",")]
+    except ValueError:
+        raise SystemExit(f"seed_power: --seeds takes whole numbers separated by commas, got {args.seeds!r}") from None
     if any(n < 2 for n in sizes) or args.draws < 1 or args.resamples < 1:
         raise SystemExit("seed_power: --seeds each >= 2, --draws and --resamples >= 1")
     params = load_params(profile=args.profile)
