@@ -632,6 +632,25 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
 
 
+def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int = 200_000):
+    """`test(n_resamples)` (a scipy permutation test), exact where there are at most `n_perm`
+    splits; otherwise random with `n_perm` permutations, repeated with ten times as many while
+    the p-value's Monte Carlo error (three standard errors) still reaches across alpha, up to
+    `cap` or the number of splits: a verdict at the threshold is then the test's, not the
+    draw's. Returns the result and the permutations used."""
+    if splits <= n_perm:
+        return test(np.inf), splits
+    n = n_perm
+    while True:
+        result = test(n)
+        p = float(result.pvalue)
+        if abs(p - alpha) > 3 * math.sqrt(p * (1 - p) / n) or n >= cap:
+            return result, n
+        if 10 * n >= splits:
+            return test(np.inf), splits
+        n *= 10
+
+
 def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: str, statement: str, alpha: float,
                      paper: str = "", statistic: str = "mean final loss, worse arm minus better arm",
                      n_perm: int = 2000, n_boot: int = 2000, seed: int = 0) -> Verdict:
@@ -667,13 +686,16 @@ def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: 
     if not decidable:
         return Verdict(**common, estimate=diff, interval=(lo, hi), detectable=detectable, verdict="inconclusive",
                        reason=detail + f": more seeds decide ({detectable})")
-    test = stats.permutation_test((b, a), lambda x, y, axis: x.mean(axis) - y.mean(axis),
-                                  permutation_type="independent", alternative="greater",
-                                  n_resamples=np.inf if splits <= n_perm else n_perm, random_state=seed,
-                                  vectorized=True)
+
+    def permutation(n: float):
+        return stats.permutation_test((b, a), lambda x, y, axis: x.mean(axis) - y.mean(axis),
+                                      permutation_type="independent", alternative="greater", n_resamples=n,
+                                      random_state=seed, vectorized=True)
+
+    test, used = settled_permutation(permutation, splits, n_perm, alpha)
     p = float(test.pvalue)
     common.update(estimate=diff, interval=(lo, hi), detectable=detectable, p_value=p)
-    detail += f"; permutation p = {p:.3g}"
+    detail += f"; permutation p = {p:.3g}" + (f" ({used:,} permutations)" if used > n_perm else "")
     if p < alpha:
         return Verdict(**common, verdict="reproduced", reason=detail)
     # the opposite one-sided p of a permutation test over the same splits

@@ -9,7 +9,8 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
-                                any_of, by_time_or_loss, lower_final_loss, median_ratio_interval)
+                                any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
+                                settled_permutation)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -303,6 +304,41 @@ def test_final_loss_on_the_papers_numbers():
     # one run per head size 4 / 8 / 16, taken as three runs of each arm
     assert loss_verdict([0.336, 0.336, 0.336], [0.692, 0.692, 0.692]).verdict == "reproduced"
     assert loss_verdict([0.15, 0.12, 0.12], [1.37, 1.30, 0.98]).verdict == "reproduced"
+
+
+class _Fixed:
+    """A stand-in permutation test whose p-value depends on how many permutations it draws."""
+    def __init__(self, by_n):
+        self.by_n, self.asked = by_n, []
+
+    def __call__(self, n):
+        self.asked.append(n)
+        return type("Result", (), {"pvalue": self.by_n[n]})()
+
+
+def test_a_permutation_p_near_alpha_is_drawn_again_until_settled():
+    near = _Fixed({2000: 0.049, 20000: 0.03})      # 0.049 +- 3 x 0.0048 reaches 0.05; 0.03 does not
+    assert settled_permutation(near, splits=10**9, n_perm=2000, alpha=0.05)[1] == 20000
+    assert near.asked == [2000, 20000]
+    far = _Fixed({2000: 0.4})
+    assert settled_permutation(far, splits=10**9, n_perm=2000, alpha=0.05)[1] == 2000
+    few = _Fixed({math.inf: 0.05})                  # few splits: every one enumerated, once
+    assert settled_permutation(few, splits=70, n_perm=2000, alpha=0.05)[1] == 70 and few.asked == [math.inf]
+    capped = _Fixed({2000: 0.05, 20000: 0.05, math.inf: 0.05})   # the splits run out before the cap
+    assert settled_permutation(capped, splits=50000, n_perm=2000, alpha=0.05)[1] == 50000
+    assert capped.asked == [2000, 20000, math.inf]
+
+
+def test_width_on_the_linear_map_is_decided_by_the_test_not_the_draw():
+    # this run's final losses, 16 seeds a cell (H = 32 against H = 2 at total width 64): 2000
+    # permutations give p = 0.0475, 0.045 or 0.053 by the draw; 200,000 give 0.047-0.0475
+    h32 = [0.000164039, 0.0867204, 0.000114921, 0.000102281, 0.000135475, 0.173481, 0.000110996, 0.00012211,
+           0.0285068, 0.000181995, 0.171952, 8.23974e-05, 0.000111038, 0.000105539, 0.000114288, 0.0856871]
+    h2 = [0.000146045, 7.23004e-05, 0.362008, 0.000171336, 0.000108866, 0.302257, 0.0540554, 0.000140782,
+          0.000108118, 0.000179456, 0.331991, 0.389555, 0.000151947, 0.0867268, 9.86788e-05, 0.134519]
+    v = lower_final_loss(h32, h2, claim="6", statement="", alpha=0.05, n_perm=2000)
+    assert v.verdict == "reproduced" and "200,000 permutations" in v.reason
+    assert v.p_value == pytest.approx(0.047, abs=0.002)
 
 
 def test_two_measures_combine_at_half_the_level_each():
