@@ -18,7 +18,6 @@ and a rough one from few seeds, since a resample can only repeat the values the 
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Sequence
