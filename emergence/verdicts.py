@@ -353,11 +353,12 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
     rng = np.random.default_rng(seed)
     rows = [np.flatnonzero(v) for v in valid]
     permutable = any(len(i) >= 2 for i in rows)
-    null = np.empty(n_perm)
-    for j in range(n_perm):
+    def repaired() -> float:
         lags = [np.abs(d[k, rng.permutation(i)] - e[k, i]) for k, i in enumerate(rows) if len(i)]
-        null[j] = np.median(np.concatenate(lags)) if lags else np.nan
-    p = float((1 + (null <= obs).sum()) / (1 + n_perm)) if permutable else float("nan")
+        return float(np.median(np.concatenate(lags))) if lags else np.nan
+
+    null = settled_null(repaired, n_perm, obs, alpha)
+    p = float((1 + (null <= obs).sum()) / (1 + len(null))) if permutable else float("nan")
     boot = []
     for _ in range(n_boot):
         pick = rng.integers(0, len(e), len(e))
@@ -651,6 +652,20 @@ def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int =
         n *= 10
 
 
+def settled_null(draw, n_perm: int, observed: float, alpha: float, cap: int = 200_000) -> np.ndarray:
+    """`n_perm` null statistics from `draw()` (one a call), then nine times as many more while
+    the one-sided p, (1 + #(null <= observed)) / (1 + draws), lies within three Monte Carlo
+    standard errors of alpha, up to `cap` (as `settled_permutation`, for the rules that draw
+    their own nulls)."""
+    null = np.array([draw() for _ in range(n_perm)])
+    while len(null) < cap:
+        p = (1 + np.sum(null <= observed)) / (1 + len(null))
+        if abs(p - alpha) > 3 * math.sqrt(p * (1 - p) / len(null)):
+            break
+        null = np.concatenate([null, [draw() for _ in range(9 * len(null))]])
+    return null
+
+
 def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: str, statement: str, alpha: float,
                      paper: str = "", statistic: str = "mean final loss, worse arm minus better arm",
                      n_perm: int = 2000, n_boot: int = 2000, seed: int = 0) -> Verdict:
@@ -872,11 +887,12 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
         return Verdict(**common, verdict="inconclusive", reason="no unit changed in both its loss and its head's attention")
     rng = np.random.default_rng(seed)
     observed = float(np.nanmedian(np.abs(lead)))
-    null = np.empty(n_perm)
-    for i in range(n_perm):
+    def repaired() -> float:
         shuffled = np.array([row[rng.permutation(len(row))] for row in np.where(ok, a, np.nan)])
-        null[i] = np.nanmedian(np.abs(l - shuffled))
-    p_pair = float((1 + np.sum(null <= observed)) / (1 + n_perm))
+        return float(np.nanmedian(np.abs(l - shuffled)))
+
+    null = settled_null(repaired, n_perm, observed, alpha)
+    p_pair = float((1 + np.sum(null <= observed)) / (1 + len(null)))
     detail = (f"median lead {_fmt(est)} steps [{_fmt(lo)}, {_fmt(hi)}]; attention first in {int((nonzero > 0).sum())} "
               f"of {len(nonzero)} seeds ({len(per_seed) - len(nonzero)} tied; sign test p = {p_first:.3g}); own head {_fmt(observed)} steps from its unit "
               f"against {_fmt(float(np.median(null)))} for another unit's (permutation p = {p_pair:.3g})")

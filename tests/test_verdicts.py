@@ -10,7 +10,7 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
                                 any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
-                                settled_permutation)
+                                settled_null, settled_permutation)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -327,6 +327,15 @@ def test_a_permutation_p_near_alpha_is_drawn_again_until_settled():
     capped = _Fixed({2000: 0.05, 20000: 0.05, math.inf: 0.05})   # the splits run out before the cap
     assert settled_permutation(capped, splits=50000, n_perm=2000, alpha=0.05)[1] == 50000
     assert capped.asked == [2000, 20000, math.inf]
+
+
+def test_a_drawn_null_near_alpha_is_drawn_further():
+    rng = np.random.default_rng(0)
+    draw = lambda: rng.random()                                    # noqa: E731  (p = the observed value)
+    assert len(settled_null(draw, 2000, observed=0.5, alpha=0.1)) == 2000
+    near = settled_null(draw, 2000, observed=0.1, alpha=0.1)      # p ~ alpha: drawn to the cap
+    assert len(near) == 200_000
+    assert (1 + np.sum(near <= 0.1)) / (1 + len(near)) == pytest.approx(0.1, abs=0.003)
 
 
 def test_width_on_the_linear_map_is_decided_by_the_test_not_the_draw():
