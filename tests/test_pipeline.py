@@ -266,3 +266,20 @@ def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revis
         assert len(sh(["git", "worktree", "list"], smoke_repo).stdout.splitlines()) == 1  # the base's is removed
     finally:
         params.write_text(original)
+
+
+def test_a_failing_chapter_raises_and_the_kernels_log_stays_quiet(tmp_path, capfd):
+    """A chapter's error stops the notebook stage with its message; the kernels' own log (a
+    TCP warning at start, an "ERROR | KeyboardInterrupt" at every normal shutdown) is not
+    printed, so `dvc repro`'s output shows only real failures."""
+    from papermill.exceptions import PapermillExecutionError
+
+    from stages.report_notebooks import execute_chapter
+
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text("# %%\nx = 1\n")
+    bad.write_text('# %%\nraise ValueError("boom from a chapter")\n')
+    execute_chapter(good, tmp_path, {})
+    with pytest.raises(PapermillExecutionError, match="boom from a chapter"):
+        execute_chapter(bad, tmp_path, {})
+    assert "IPKernelApp" not in capfd.readouterr().err
