@@ -633,6 +633,11 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
 
 
+def _near_alpha(p: float, draws: int, alpha: float) -> bool:
+    """Whether a Monte Carlo p from `draws` draws is within three standard errors of alpha."""
+    return abs(p - alpha) <= 3 * math.sqrt(p * (1 - p) / draws)
+
+
 def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int = 200_000):
     """`test(n_resamples)` (a scipy permutation test), exact where there are at most `n_perm`
     splits; otherwise random with `n_perm` permutations, repeated with ten times as many while
@@ -644,8 +649,7 @@ def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int =
     n = n_perm
     while True:
         result = test(n)
-        p = float(result.pvalue)
-        if abs(p - alpha) > 3 * math.sqrt(p * (1 - p) / n) or n >= cap:
+        if not _near_alpha(float(result.pvalue), n, alpha) or n >= cap:
             return result, n
         if 10 * n >= splits:
             return test(np.inf), splits
@@ -658,10 +662,7 @@ def settled_null(draw, n_perm: int, observed: float, alpha: float, cap: int = 20
     standard errors of alpha, up to `cap` (as `settled_permutation`, for the rules that draw
     their own nulls)."""
     null = np.array([draw() for _ in range(n_perm)])
-    while len(null) < cap:
-        p = (1 + np.sum(null <= observed)) / (1 + len(null))
-        if abs(p - alpha) > 3 * math.sqrt(p * (1 - p) / len(null)):
-            break
+    while len(null) < cap and _near_alpha((1 + np.sum(null <= observed)) / (1 + len(null)), len(null), alpha):
         null = np.concatenate([null, [draw() for _ in range(9 * len(null))]])
     return null
 

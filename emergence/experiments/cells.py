@@ -105,15 +105,20 @@ def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
     return per_sequence * sequences
 
 
-def cell_flops(cell: dict) -> tuple[float, float]:
-    """(FLOPs, seed-steps) of training one synthetic-task cell, all its seeds."""
+def _shape(cell: dict) -> tuple[ModelConfig, int, float, float]:
+    """(model config, sequence length, seed-steps, sequences over all seeds) of a cell."""
     task = task_of(cell)
     section, module = cell[task], task_module(task)
     layout = module.layout_of(section["task"])
-    cfg = module.model_config(section["model"], layout)
     train = section["train"]
-    seed_steps = train["n_seeds"] * train["steps"]
-    return training_flops(cfg, layout.seq_len, seed_steps * train["batch_size"]), float(seed_steps)
+    seed_steps = float(train["n_seeds"] * train["steps"])
+    return module.model_config(section["model"], layout), layout.seq_len, seed_steps, seed_steps * train["batch_size"]
+
+
+def cell_flops(cell: dict) -> tuple[float, float]:
+    """(FLOPs, seed-steps) of training one synthetic-task cell, all its seeds."""
+    cfg, seq_len, seed_steps, sequences = _shape(cell)
+    return training_flops(cfg, seq_len, sequences), seed_steps
 
 
 # Seconds per unit of each term of a cell's build time on one core, fitted by least squares
@@ -128,14 +133,10 @@ def _cost(cell: dict) -> float:
     scores (layers x heads x T^2 per sequence: the softmax and masking, costly at small head
     sizes) and its token-layers (per-token work beside the matmuls). FLOPs alone put the
     automata sweep's one-head cell at a fifteenth of the widest one's time (measured: a sixth)."""
-    task = task_of(cell)
-    section, module = cell[task], task_module(task)
-    layout = module.layout_of(section["task"])
-    cfg = module.model_config(section["model"], layout)
-    flops, seed_steps = cell_flops(cell)
-    sequences = seed_steps * section["train"]["batch_size"]
-    return (SECONDS_PER_FLOP * flops + SECONDS_PER_SCORE * cfg.n_layer * cfg.n_head * layout.seq_len ** 2 * sequences
-            + SECONDS_PER_TOKEN_LAYER * cfg.n_layer * layout.seq_len * sequences)
+    cfg, seq_len, _, sequences = _shape(cell)
+    return (SECONDS_PER_FLOP * training_flops(cfg, seq_len, sequences)
+            + SECONDS_PER_SCORE * cfg.n_layer * cfg.n_head * seq_len ** 2 * sequences
+            + SECONDS_PER_TOKEN_LAYER * cfg.n_layer * seq_len * sequences)
 
 
 def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
