@@ -178,11 +178,11 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         if len(sizes) != 1:
             raise ValueError(f"{claim}: shared seeds need the same seeds in every stratum")
         stack = lambda arms, attr: np.stack([getattr(x, attr) for x in arms], axis=1)  # noqa: E731
-        test: LogRank = seed_permutation_logrank(stack([a for a, _ in pairs], "times"),
-                                                 stack([a for a, _ in pairs], "censored"),
-                                                 stack([b for _, b in pairs], "times"),
-                                                 stack([b for _, b in pairs], "censored"), n_perm)
-        n = len(pairs[0][0].times) + len(pairs[0][1].times)
+        arrays = [stack([arm[i] for arm in pairs], attr) for i in (0, 1) for attr in ("times", "censored")]
+        n_a, n = len(pairs[0][0].times), len(pairs[0][0].times) + len(pairs[0][1].times)
+        test: LogRank
+        test, _ = settled_permutation(lambda draws: seed_permutation_logrank(*arrays, n_perm=draws),
+                                      math.comb(n, n_a), n_perm, alpha, p_of=lambda r: r.p_a_earlier)
     else:
         test = stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
         n = sum(len(a.times) + len(b.times) for a, b in pairs)
@@ -210,7 +210,8 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     p = test.p_a_earlier
     detail = (f"KM medians {medians}; ratio {_fmt_ratio(ratio)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}]"
               + (f" against {min_ratio:g} asked" if min_ratio > 1 else "")
-              + f"; {'seed-permutation ' if shared_seeds else ''}log-rank p = {p:.3g}")
+              + f"; {'seed-permutation ' if shared_seeds else ''}log-rank p = {p:.3g}"
+              + (f" ({test.permutations:,} permutations)" if test.permutations > n_perm else ""))
     if p < alpha and ratio >= min_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if p < alpha:
@@ -638,18 +639,19 @@ def _near_alpha(p: float, draws: int, alpha: float) -> bool:
     return abs(p - alpha) <= 3 * math.sqrt(p * (1 - p) / draws)
 
 
-def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int = 200_000):
-    """`test(n_resamples)` (a scipy permutation test), exact where there are at most `n_perm`
-    splits; otherwise random with `n_perm` permutations, repeated with ten times as many while
-    the p-value's Monte Carlo error (three standard errors) still reaches across alpha, up to
-    `cap` or the number of splits: a verdict at the threshold is then the test's, not the
-    draw's. Returns the result and the permutations used."""
+def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int = 200_000,
+                        p_of=lambda result: result.pvalue):
+    """`test(n_resamples)` (a scipy permutation test, or any test whose p `p_of` reads), exact
+    where there are at most `n_perm` splits; otherwise random with `n_perm` permutations,
+    repeated with ten times as many while the p-value's Monte Carlo error (three standard
+    errors) still reaches across alpha, up to `cap` or the number of splits: a verdict at the
+    threshold is then the test's, not the draw's. Returns the result and the permutations used."""
     if splits <= n_perm:
         return test(np.inf), splits
     n = n_perm
     while True:
         result = test(n)
-        if not _near_alpha(float(result.pvalue), n, alpha) or n >= cap:
+        if not _near_alpha(float(p_of(result)), n, alpha) or n >= cap:
             return result, n
         if 10 * n >= splits:
             return test(np.inf), splits

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from emergence.survival import (benjamini_hochberg, bootstrap_km_median, km_median, km_quantile, km_survival, logrank,
-                                seed_permutation_logrank, stratified_logrank)
+from emergence.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, km_median, km_quantile, km_survival,
+                                logrank, seed_permutation_logrank, stratified_logrank)
 
 
 def test_km_median_by_hand():
@@ -44,6 +44,32 @@ def test_shared_seeds_do_not_count_twice():
     naive = stratified_logrank([(ta, ca, tb, cb)] * 3)
     assert naive.p_a_earlier < one.p_a_earlier / 2   # what treating them as independent would claim
     assert one.p_a_earlier >= 1 / math.comb(10, 5)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_permutation_null_is_the_log_rank_of_each_split(seed):
+    # the null's z, computed for many splits at once, against the stratified log-rank of each
+    # split on its own (ties, censoring, strata where one group has no event)
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(4, 12)), int(rng.integers(1, 4))
+    t = rng.integers(1, 8, (n, k)).astype(float) * 100
+    c = rng.random((n, k)) < 0.35
+    in_a = rng.random((30, n)) < 0.5
+    in_a[:, 0], in_a[:, 1] = True, False
+    oracle = [stratified_logrank([(t[m, j], c[m, j], t[~m, j], c[~m, j]) for j in range(k)]) for m in in_a]
+    np.testing.assert_allclose(_split_z(t, c, in_a), [o.z for o in oracle], rtol=1e-12, atol=1e-12)
+
+
+def test_random_reassignments_count_and_exact_ones_enumerate():
+    rng = np.random.default_rng(3)
+    ta, tb = rng.exponential(300, (9, 2)).round() + 1, rng.exponential(500, (9, 2)).round() + 1
+    ca, cb = ta > 800, tb > 800
+    drawn = seed_permutation_logrank(ta, ca, tb, cb, n_perm=500)
+    assert drawn.permutations == 500
+    exact = seed_permutation_logrank(ta, ca, tb, cb, n_perm=math.inf)
+    assert exact.permutations == math.comb(18, 9)
+    assert exact.p_a_earlier * math.comb(18, 9) == pytest.approx(round(exact.p_a_earlier * math.comb(18, 9)))
+    assert abs(drawn.p_a_earlier - exact.p_a_earlier) < 4 * math.sqrt(exact.p_a_earlier / 500)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from emergence.survival import seed_permutation_logrank
 from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
@@ -137,6 +138,21 @@ def test_earlier_with_shared_seeds_permutes_whole_seeds():
     assert v.verdict == "reproduced" and v.n == 10
     assert v.p_value >= 1 / 252  # exact over the C(10, 5) reassignments of seeds
     assert compare([(f"cap{k}", slow[k], fast[k]) for k in range(3)], shared_seeds=True).verdict == "not reproduced"
+
+
+def test_a_shared_seed_log_rank_near_alpha_is_settled_by_every_split():
+    # two capabilities on 8 + 8 seeds whose 2,000 random reassignments give p = 0.101, within
+    # Monte Carlo error of alpha = 0.1: drawn again, and C(16, 8) = 12,870 is few enough to enumerate
+    fast = [draws(500, n=8, seed=21 + k) for k in range(2)]
+    slow = [draws(700, n=8, seed=1021 + k) for k in range(2)]
+    stack = lambda arms, attr: np.stack([getattr(x, attr) for x in arms], axis=1)  # noqa: E731
+    arrays = [stack(fast, "times"), stack(fast, "censored"), stack(slow, "times"), stack(slow, "censored")]
+    drawn = seed_permutation_logrank(*arrays, n_perm=2000)
+    assert abs(drawn.p_a_earlier - ALPHA) < 3 * math.sqrt(ALPHA * (1 - ALPHA) / 2000)
+    v = compare([(f"cap{k}", fast[k], slow[k]) for k in range(2)], shared_seeds=True)
+    exact = seed_permutation_logrank(*arrays, n_perm=math.inf)
+    assert exact.permutations == math.comb(16, 8) and v.p_value == exact.p_a_earlier != drawn.p_a_earlier
+    assert "(12,870 permutations)" in v.reason
 
 
 def test_earlier_on_the_papers_numbers():
