@@ -237,6 +237,38 @@ def seeds_to_decide(ratio: float, event_fraction: float, alpha: float, power: fl
     return math.ceil(events / (2 * event_fraction))
 
 
+def seeds_for_interval(estimate: float, interval: tuple[float, float], threshold: float, n: int, alpha: float,
+                       log: bool = False, power: float = POWER) -> float:
+    """Seeds at which a two-sided 1 - alpha interval straddling `threshold` would exclude it
+    with `power`, were `estimate` the truth: the interval's end facing the threshold gives the
+    standard error (its distance from the estimate over z_(1 - alpha / 2)), which narrows as
+    1 / sqrt(n) (a large-sample normal approximation; on the log scale for ratios, `log`).
+    n' = n ((z_(1 - alpha / 2) + z_power) se / |estimate - threshold|)^2. inf where the
+    estimate sits on the threshold, is not finite, or the interval does not straddle it."""
+    lo, hi = interval
+    values = (estimate, lo, hi, threshold)
+    if not all(math.isfinite(v) for v in values) or (log and min(values) <= 0) or not lo <= threshold <= hi:
+        return math.inf
+    f = math.log if log else (lambda x: x)
+    facing = lo if estimate >= threshold else hi
+    gap = abs(f(estimate) - f(threshold))
+    if gap == 0:
+        return math.inf
+    z = stats.norm.ppf(1 - alpha / 2)
+    se = abs(f(estimate) - f(facing)) / z
+    return max(n, math.ceil(n * ((z + stats.norm.ppf(power)) * se / gap) ** 2))
+
+
+def _more_seeds(estimate: float, interval: tuple[float, float], threshold: float, n: int, alpha: float,
+                log: bool = False, unit: str = "seeds") -> str:
+    """The inconclusive reason's tail: what would decide it (`seeds_for_interval`)."""
+    need = seeds_for_interval(estimate, interval, threshold, n, alpha, log)
+    if not math.isfinite(need):
+        return ": more seeds decide"
+    return (f": more seeds decide (~{need:,} {unit} would at {POWER:.0%} power if the estimate holds, "
+            f"the interval narrowing as 1/sqrt(n); this run has {n})")
+
+
 def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,
                                   paper: str = "", budget: float | None = None,
                                   paper_budget: float | None = None) -> Verdict:
@@ -282,7 +314,8 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < min_quartile_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the seeds emerge together")
-    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+    return Verdict(**common, verdict="inconclusive",
+                   reason=detail + _more_seeds(est, (lo, hi), min_quartile_ratio, len(arm.times), alpha, log=True))
 
 
 def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, statement: str, max_ratio: float,
@@ -331,7 +364,8 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
         return Verdict(**common, verdict="reproduced", reason=detail)
     if lo >= max_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+    return Verdict(**common, verdict="inconclusive", reason=detail + _more_seeds(est, (lo, hi), max_ratio, len(r), alpha,
+                                                                                 log=True, unit="runs"))
 
 
 def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *, claim: str, statement: str,
@@ -506,7 +540,7 @@ def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: st
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < most:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+    return Verdict(**common, verdict="inconclusive", reason=detail + _more_seeds(est, (lo, hi), most, r.size, alpha))
 
 
 def head_sharpens_more_than_others(difference: Sequence[float], *, claim: str, statement: str, alpha: float,
@@ -801,7 +835,8 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     if lo > max_factor:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + f": under {metric} the rise is that much wider, so the jump is the metric's")
-    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+    return Verdict(**common, verdict="inconclusive",
+                   reason=detail + _more_seeds(est, (lo, hi), max_factor, len(r), alpha, log=True))
 
 
 def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width: np.ndarray, *, claim: str,
@@ -943,4 +978,5 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     if lo > max_intervals:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + ": a small test set dates the jump by which examples it drew")
-    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
+    return Verdict(**common, verdict="inconclusive", reason=detail + _more_seeds(est, (lo, hi), max_intervals, len(r),
+                                                                                 alpha))

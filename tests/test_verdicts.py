@@ -90,6 +90,36 @@ def test_seeds_to_decide_follow_schoenfeld():
     assert "seeds per arm would" in compare([("one", draws(300, n=4), draws(350, n=4, seed=1))]).reason
 
 
+def test_seeds_for_an_interval_follow_the_normal_approximation():
+    from emergence.verdicts import seeds_for_interval
+    z = 1.6448536  # z_(1 - 0.1 / 2)
+    # estimate 10, interval 10 -+ z (se 1 at n = 10), threshold 9: n' = 10 (z + 0.8416)^2 = 61.8 -> 62
+    assert seeds_for_interval(10.0, (10 - z, 10 + z), 9.0, 10, ALPHA) == 62
+    # on the log scale the same arithmetic on ln(ratio): ln 4 -+ z ln 2 against ratio 2 -> n' = 4 (z + 0.8416)^2
+    assert seeds_for_interval(4.0, (4 / 2 ** z, 4 * 2 ** z), 2.0, 4, ALPHA, log=True) == math.ceil(4 * (z + 0.8416) ** 2)
+    assert seeds_for_interval(9.0, (8.0, 10.0), 9.0, 10, ALPHA) == math.inf        # the estimate on the threshold
+    assert seeds_for_interval(10.0, (9.5, 10.5), 9.0, 10, ALPHA) == math.inf       # already excluded: not this case
+    assert seeds_for_interval(math.inf, (1.0, math.inf), 2.0, 10, ALPHA, log=True) == math.inf
+
+
+def test_seeds_for_an_interval_reach_their_power_in_simulation():
+    from emergence.verdicts import seeds_for_interval
+    # normal seeds, mean 1, sd 2, threshold 0; a 90% t-free interval mean -+ z sd / sqrt(n) at n = 8
+    z, sd, rng = 1.6448536, 2.0, np.random.default_rng(0)
+    need = seeds_for_interval(1.0, (1 - z * sd / math.sqrt(8), 1 + z * sd / math.sqrt(8)), 0.0, 8, ALPHA)
+    means = rng.normal(1.0, sd, (20_000, need)).mean(1)
+    assert np.mean(means - z * sd / math.sqrt(need) > 0) == pytest.approx(0.8, abs=0.02)
+
+
+def test_an_undecided_interval_says_how_many_seeds_would_decide():
+    rng = np.random.default_rng(4)
+    v = vary(Arm.of(rng.lognormal(7, 0.45, 8), np.zeros(8, bool)))
+    assert v.verdict == "inconclusive", v.reason
+    from emergence.verdicts import seeds_for_interval
+    need = seeds_for_interval(v.estimate, v.interval, 1.5, 8, ALPHA, log=True)
+    assert 8 < need < 10_000 and f"~{need:,} seeds would at 80% power" in v.reason
+
+
 def test_a_verdict_outside_the_vocabulary_is_an_error():
     with pytest.raises(ValueError, match="verdict"):
         Verdict(claim="1", statement="", paper="", statistic="", estimate=0.0, interval=(0.0, 1.0), n=1, censored=0,
