@@ -754,7 +754,25 @@ def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: 
     opposite = float(np.mean(test.null_distribution <= diff + 1e-12 * max(1.0, abs(diff))))
     if opposite < alpha:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the favoured arm ends higher")
-    return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds or a longer budget decide")
+    need = seeds_per_arm_for_difference(a, b, alpha)
+    return Verdict(**common, verdict="inconclusive",
+                   reason=detail + ": more seeds or a longer budget decide"
+                          + (f" (~{need:,} seeds per arm would at {POWER:.0%} power if the difference holds, "
+                             f"by the normal approximation; this run has {a.size} and {b.size})"
+                             if math.isfinite(need) else ""))
+
+
+def seeds_per_arm_for_difference(a: Sequence[float], b: Sequence[float], alpha: float, power: float = POWER) -> float:
+    """Seeds per arm at which a one-sided test at level alpha of a difference of means equal
+    to the observed one, with the observed spreads, reaches `power` (normal approximation:
+    n = (z_(1 - alpha) + z_power)^2 (var_a + var_b) / diff^2); inf with no difference."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if min(a.size, b.size) < 2:
+        return math.inf
+    diff, spread = float(b.mean() - a.mean()), float(a.var(ddof=1) + b.var(ddof=1))
+    if diff == 0 or spread == 0:
+        return math.inf
+    return math.ceil((stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)) ** 2 * spread / diff ** 2)
 
 
 def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str, paper: str = "",

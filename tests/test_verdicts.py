@@ -111,6 +111,22 @@ def test_seeds_for_an_interval_reach_their_power_in_simulation():
     assert np.mean(means - z * sd / math.sqrt(need) > 0) == pytest.approx(0.8, abs=0.02)
 
 
+def test_seeds_per_arm_for_a_difference_of_means():
+    from emergence.verdicts import seeds_per_arm_for_difference
+    # var 1 in each arm, difference 0.5, alpha 0.1: (1.2816 + 0.8416)^2 x 2 / 0.25 = 36.05 -> 37
+    a, b = np.array([-1.0, 0.0, 1.0]), np.array([-0.5, 0.5, 1.5])
+    assert seeds_per_arm_for_difference(a, b, ALPHA) == 37
+    assert seeds_per_arm_for_difference(a, a, ALPHA) == math.inf
+    # in simulation: normal arms at that size reject at alpha in ~80% of runs (z test, known variance)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(0, 1, (20_000, 37)), rng.normal(0.5, 1, (20_000, 37))
+    z = (y.mean(1) - x.mean(1)) / math.sqrt(2 / 37)
+    assert np.mean(z > 1.2815516) == pytest.approx(0.8, abs=0.02)
+    # an undecided final-loss comparison says it
+    v = lower_final_loss([0.30, 0.25, 0.41, 0.33], [0.28, 0.36, 0.44, 0.31], claim="8", statement="", alpha=ALPHA)
+    assert v.verdict == "inconclusive" and "seeds per arm would at 80% power" in v.reason, v.reason
+
+
 def test_an_undecided_interval_says_how_many_seeds_would_decide():
     rng = np.random.default_rng(4)
     v = vary(Arm.of(rng.lognormal(7, 0.45, 8), np.zeros(8, bool)))
