@@ -134,7 +134,9 @@ def _peak_mib(device: str) -> float:
                  else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _measure(args: tuple) -> dict:
+def measure_steps(args: tuple) -> dict:
+    """Training steps of one seed group timed after warm-up: (name, task, section, seeds in the
+    group, threads, seconds, device) -> steps/s, seed-steps/s, GFLOP/s, peak memory."""
     config_name, task_name, section, n_group, threads, seconds, device = args
     train, task, cfg = _prepared(task_name, section, threads, device)
     seeds = list(range(n_group))
@@ -273,10 +275,10 @@ def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float,
     of `threads` one-thread processes training at once (summed), at the section's seeds_per_group."""
     g = section["train"]["seeds_per_group"]
     with ctx.Pool(1) as pool:
-        one = pool.apply(_measure, (("layout", task, section, g, threads, seconds, device),))["seed_steps_per_s"]
-        alone = pool.apply(_measure, (("layout", task, section, g, 1, seconds, device),))["seed_steps_per_s"]
+        one = pool.apply(measure_steps, (("layout", task, section, g, threads, seconds, device),))["seed_steps_per_s"]
+        alone = pool.apply(measure_steps, (("layout", task, section, g, 1, seconds, device),))["seed_steps_per_s"]
     with ctx.Pool(threads) as pool:
-        rows = pool.map(_measure, [("layout", task, section, g, 1, seconds, device)] * threads)
+        rows = pool.map(measure_steps, [("layout", task, section, g, 1, seconds, device)] * threads)
     return {"one_process": one, "one_thread_alone": alone,
             "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
 
@@ -321,7 +323,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             precision = section["train"]["precision"]
             for g in (groups if all_groups else sorted({1, section["train"]["seeds_per_group"]})):
                 with ctx.Pool(1) as pool:
-                    row = pool.apply(_measure, ((name, task_name, section, g, threads, seconds, device),))
+                    row = pool.apply(measure_steps, ((name, task_name, section, g, threads, seconds, device),))
                 key = (precision, g, json.dumps(row["model"]), row["batch_size"])
                 row["fraction_of_matmul_ceiling"] = row["gflop_per_s"] / ceilings[precision][-1]
                 row["fraction_of_shape_ceiling"] = row["gflop_per_s"] / shape_ceilings.get(key, float("nan"))

@@ -27,7 +27,7 @@ from emergence.experiments.runner import SECTION_KEYS, run_training, runs_on, tr
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.model import ModelConfig, parameter_count
 from emergence.schema import number
-from emergence.train import Examples
+from emergence.train import Examples, schedules
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
@@ -128,15 +128,29 @@ def cell_flops(cell: dict) -> tuple[float, float]:
 SECONDS_PER_FLOP, SECONDS_PER_SCORE, SECONDS_PER_TOKEN_LAYER = 1.0e-11, 6.4e-9, 1.46e-6
 
 
-def _cost(cell: dict) -> float:
-    """A cell's expected build time (seconds on one core): its training FLOPs, its attention
-    scores (layers x heads x T^2 per sequence: the softmax and masking, costly at small head
-    sizes) and its token-layers (per-token work beside the matmuls). FLOPs alone put the
-    automata sweep's one-head cell at a fifteenth of the widest one's time (measured: a sixth)."""
-    cfg, seq_len, _, sequences = _shape(cell)
+def build_seconds(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
+    """Expected seconds on one core of training `cfg` on `sequences` sequences (all seeds): its
+    training FLOPs, its attention scores (layers x heads x T^2 per sequence: the softmax and
+    masking, costly at small head sizes) and its token-layers (per-token work beside the
+    matmuls). FLOPs alone put the automata sweep's one-head cell at a fifteenth of the widest
+    one's time (measured: a sixth)."""
     return (SECONDS_PER_FLOP * training_flops(cfg, seq_len, sequences)
             + SECONDS_PER_SCORE * cfg.n_layer * cfg.n_head * seq_len ** 2 * sequences
             + SECONDS_PER_TOKEN_LAYER * cfg.n_layer * seq_len * sequences)
+
+
+def _cost(cell: dict) -> float:
+    """A cell's expected build time (seconds on one core): its training sequences, and its
+    evaluations counted as sequences at a third (a forward pass, of three in a training step)."""
+    cfg, seq_len, _, sequences = _shape(cell)
+    return build_seconds(cfg, seq_len, sequences + _evaluated_sequences(cell) / 3)
+
+
+def _evaluated_sequences(cell: dict) -> float:
+    section = cell[task_of(cell)]
+    train = section["train"]
+    n_evals = len(schedules(train)[0])
+    return float(n_evals * train["n_seeds"] * section["task"].get("eval_sequences", 0))
 
 
 def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
