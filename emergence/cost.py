@@ -72,7 +72,7 @@ def calibrate(params: dict, seconds: float = 3.0) -> float:
     train = section["train"]
     group = train["seeds_per_group"]
     row = measure_steps(("calibration", "linear_map", section, group, torch.get_num_threads(), seconds,
-                    str(resolve_device(train["device"]))))
+                         str(resolve_device(train["device"]))))
     (cell, _), = planned_cells(params)["linear_map_train"]
     cfg, seq_len = cells._shape(cell)[:2]
     return (1 / row["steps_per_s"]) / build_seconds(cfg, seq_len, train["batch_size"] * group)

@@ -178,7 +178,7 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         if len(sizes) != 1:
             raise ValueError(f"{claim}: shared seeds need the same seeds in every stratum")
         stack = lambda arms, attr: np.stack([getattr(x, attr) for x in arms], axis=1)  # noqa: E731
-        arrays = [stack([arm[i] for arm in pairs], attr) for i in (0, 1) for attr in ("times", "censored")]
+        arrays = [stack([pair[i] for pair in pairs], attr) for i in (0, 1) for attr in ("times", "censored")]
         n_a, n = len(pairs[0][0].times), len(pairs[0][0].times) + len(pairs[0][1].times)
         test: LogRank
         test, _ = settled_permutation(lambda draws: seed_permutation_logrank(*arrays, n_perm=draws),
