@@ -5,7 +5,7 @@ import math
 import pytest
 
 from emergence.config import load_params
-from emergence.cost import cell_flops, language_model_flops, plan_table, planned_cells, training_flops
+from emergence.cost import calibrate, cell_flops, language_model_flops, plan_table, planned_cells, training_flops
 from emergence.experiments import cells
 from emergence.experiments.cache import entry_of
 from emergence.model import ModelConfig, parameter_count
@@ -58,7 +58,6 @@ def test_the_plan_is_calibrated_on_this_machine(tmp_path):
     """The calibration times the linear-map cell's real training steps and scales the build-time
     model by it: a positive finite factor, and the printed plan's hours are the model's seconds
     times it."""
-    from emergence.cost import calibrate
     params = load_params(profile="smoke")
     speed = calibrate(params, seconds=0.3)
     assert math.isfinite(speed) and speed > 0

@@ -11,7 +11,7 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
                                 any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
-                                settled_null, settled_permutation)
+                                seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -91,7 +91,6 @@ def test_seeds_to_decide_follow_schoenfeld():
 
 
 def test_seeds_for_an_interval_follow_the_normal_approximation():
-    from emergence.verdicts import seeds_for_interval
     z = 1.6448536  # z_(1 - 0.1 / 2)
     # estimate 10, interval 10 -+ z (se 1 at n = 10), threshold 9: n' = 10 (z + 0.8416)^2 = 61.8 -> 62
     assert seeds_for_interval(10.0, (10 - z, 10 + z), 9.0, 10, ALPHA) == 62
@@ -103,7 +102,6 @@ def test_seeds_for_an_interval_follow_the_normal_approximation():
 
 
 def test_seeds_for_an_interval_reach_their_power_in_simulation():
-    from emergence.verdicts import seeds_for_interval
     # normal seeds, mean 1, sd 2, threshold 0; a 90% t-free interval mean -+ z sd / sqrt(n) at n = 8
     z, sd, rng = 1.6448536, 2.0, np.random.default_rng(0)
     need = seeds_for_interval(1.0, (1 - z * sd / math.sqrt(8), 1 + z * sd / math.sqrt(8)), 0.0, 8, ALPHA)
@@ -112,15 +110,15 @@ def test_seeds_for_an_interval_reach_their_power_in_simulation():
 
 
 def test_seeds_per_arm_for_a_difference_of_means():
-    from emergence.verdicts import seeds_per_arm_for_difference
     # var 1 in each arm, difference 0.5, alpha 0.1: (1.2816 + 0.8416)^2 x 2 / 0.25 = 36.05 -> 37
     a, b = np.array([-1.0, 0.0, 1.0]), np.array([-0.5, 0.5, 1.5])
-    assert seeds_per_arm_for_difference(a, b, ALPHA) == 37
+    need = seeds_per_arm_for_difference(a, b, ALPHA)
+    assert need == 37
     assert seeds_per_arm_for_difference(a, a, ALPHA) == math.inf
     # in simulation: normal arms at that size reject at alpha in ~80% of runs (z test, known variance)
     rng = np.random.default_rng(0)
-    x, y = rng.normal(0, 1, (20_000, 37)), rng.normal(0.5, 1, (20_000, 37))
-    z = (y.mean(1) - x.mean(1)) / math.sqrt(2 / 37)
+    x, y = rng.normal(0, 1, (20_000, need)), rng.normal(0.5, 1, (20_000, need))
+    z = (y.mean(1) - x.mean(1)) / math.sqrt(2 / need)
     assert np.mean(z > 1.2815516) == pytest.approx(0.8, abs=0.02)
     # an undecided final-loss comparison says it
     v = lower_final_loss([0.30, 0.25, 0.41, 0.33], [0.28, 0.36, 0.44, 0.31], claim="8", statement="", alpha=ALPHA)
@@ -131,7 +129,6 @@ def test_an_undecided_interval_says_how_many_seeds_would_decide():
     rng = np.random.default_rng(4)
     v = vary(Arm.of(rng.lognormal(7, 0.45, 8), np.zeros(8, bool)))
     assert v.verdict == "inconclusive", v.reason
-    from emergence.verdicts import seeds_for_interval
     need = seeds_for_interval(v.estimate, v.interval, 1.5, 8, ALPHA, log=True)
     assert 8 < need < 10_000 and f"~{need:,} seeds would at 80% power" in v.reason
 
