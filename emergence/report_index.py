@@ -85,26 +85,27 @@ def _short(x):
     return "n/a" if x is None else x
 
 
-def _cold_total(timings: list[dict]) -> float | None:
-    """The whole pipeline from an empty cell cache: every stage's time besides building cells,
-    plus each cell once at its recorded build time (stages share cells), spread over the
-    workers of the stage that lists it first (never less than its longest cell); None where
-    unknown."""
+def _cold_parts(timings: list[dict]) -> list[float | None]:
+    """Each stage's part of the whole pipeline from an empty cell cache, so the parts add up to
+    it: the stage's time besides building cells, plus each cell once at its recorded build time
+    (stages share cells: a shared cell counts in the first stage to run that lists it), spread
+    over that stage's workers (never less than its longest cell). `timings` in pipeline order;
+    None where a build time is unknown."""
     seen: set[str] = set()
-    total = 0.0
+    parts: list[float | None] = []
     for t in timings:
-        if t.get("cells_reused") and "entries" not in t:  # a record without per-entry seconds
-            if t.get("reused_build_seconds") is None:
-                return None
-            total += t["seconds"] + t["reused_build_seconds"]
+        if "entries" not in t:  # a record without per-entry seconds
+            reused = t.get("reused_build_seconds", 0.0 if not t.get("cells_reused") else None)
+            parts.append(None if reused is None else round(t["seconds"] + reused, 1))
             continue
-        total += t["seconds"] - t.get("build_wall_seconds", t.get("built_seconds", 0.0))
-        new = {name: s for name, s in t.get("entries", {}).items() if name not in seen}
-        if any(s is None for s in new.values()):
-            return None
+        new = {name: s for name, s in t["entries"].items() if name not in seen}
         seen.update(new)
-        total += _spread(new, t.get("workers", 1))
-    return round(total, 1)
+        if any(s is None for s in new.values()):
+            parts.append(None)
+            continue
+        wall = t.get("build_wall_seconds", t.get("built_seconds", 0.0))
+        parts.append(round(t["seconds"] - wall + _spread(new, t.get("workers", 1)), 1))
+    return parts
 
 
 def _spread(entries: dict[str, float], workers: int) -> float:
@@ -112,31 +113,29 @@ def _spread(entries: dict[str, float], workers: int) -> float:
     return max(sum(entries.values()) / workers, max(entries.values())) if entries else 0.0
 
 
-def _stage_cold(t: dict) -> float | None:
-    """One stage's time from an empty cell cache (None where an entry's build time is unknown)."""
-    if "entries" not in t:  # a record without per-entry seconds
-        reused = t.get("reused_build_seconds", 0.0 if not t.get("cells_reused") else None)
-        return None if reused is None else round(t["seconds"] + reused, 1)
-    if any(s is None for s in t["entries"].values()):
-        return None
-    wall = t.get("build_wall_seconds", t.get("built_seconds", 0.0))
-    return round(t["seconds"] - wall + _spread(t["entries"], t.get("workers", 1)), 1)
+def _pipeline_rank(root: Path):
+    """Sort key putting timings in dvc.yaml's stage order (a foreach stage's items by key); stages
+    dvc.yaml does not list, or every stage where it is absent, by name after them."""
+    path = root / "dvc.yaml"
+    order = list(yaml.safe_load(path.read_text()).get("stages", {})) if path.exists() else []
+    rank = {name: i for i, name in enumerate(order)}
+    return lambda t: (rank.get(t["stage"].split("@")[0], len(rank)), t["stage"])
 
 
 def stage_timings(root: Path) -> pd.DataFrame:
-    """Each stage's wall time in this run, and its cold cost: the wall time plus what the cells it
-    took from the cache took to build (n/a where an entry predates the build record)."""
-    rows, timings = [], []
-    for f in sorted((root / "data" / "timings").glob("*.json")):
-        t = json.loads(f.read_text())
-        timings.append(t)
-        rows.append((t["stage"], t.get("profile"), t["seconds"], t.get("cells_built", 0), t.get("cells_reused", 0),
-                     _stage_cold(t)))
+    """Each stage's wall time in this run and its part of a run from an empty cell cache (the
+    cells it took from the cache at their build time, a shared cell in the first stage only; n/a
+    where an entry predates the build record), in pipeline order, and their totals."""
+    timings = sorted((json.loads(f.read_text()) for f in (root / "data" / "timings").glob("*.json")),
+                     key=_pipeline_rank(root))
+    parts = _cold_parts(timings)
+    rows = [(t["stage"], t.get("profile"), t["seconds"], t.get("cells_built", 0), t.get("cells_reused", 0), part)
+            for t, part in zip(timings, parts)]
     df = pd.DataFrame(rows, columns=["stage", "profile", "seconds", "cells built", "cells reused", "cold seconds"])
     if not df.empty:
-        total = ("total", "", round(float(df["seconds"].sum()), 1), int(df["cells built"].sum()),
-                 int(df["cells reused"].sum()), _cold_total(timings))
-        df.loc[len(df)] = total
+        cold = None if any(p is None for p in parts) else round(sum(parts), 1)
+        df.loc[len(df)] = ("total", "", round(float(df["seconds"].sum()), 1), int(df["cells built"].sum()),
+                           int(df["cells reused"].sum()), cold)
     df["cold seconds"] = df["cold seconds"].astype(object).where(df["cold seconds"].notna(), "n/a")
     return df
 
@@ -314,7 +313,9 @@ def appendix_markdown(root: Path, renderer: str, rendered_at: str) -> str:
     parts = [
         "## Provenance", _md_table(prov),
         "## Time per stage",
-        "Seconds of this run; cold seconds add what each cell taken from the cache took to build.",
+        "Seconds of this run, in pipeline order; cold seconds: the stage's part of a run from an empty cell "
+        "cache (what the cells it took from the cache took to build added, a cell that stages share counted "
+        "in the first), so the column adds up to the total.",
         _md_table(stage_timings(root)),
         "## Parameters of this run",
         _md_table(pd.DataFrame([(k, yaml_value(v)) for k, v in sorted(flatten(params).items())],

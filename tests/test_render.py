@@ -187,7 +187,12 @@ def test_cold_total_counts_a_shared_cell_once(tmp_path):
                              "entries": {"x": 100.0, "y": 50.0}}}.items():
         (timings / f"{name}.json").write_text(json.dumps({"stage": name, **body}))
     df = stage_timings(tmp_path)
-    assert df["cold seconds"].tolist() == [101.0, 153.0, 154.0]  # 1 + 3 s besides training, x and y once
+    assert df["cold seconds"].tolist() == [101.0, 53.0, 154.0]  # 1 + 3 s besides training, x and y once
+    # in pipeline order (dvc.yaml's), not by name: b runs first, so x counts in b
+    (tmp_path / "dvc.yaml").write_text("stages:\n  b: {cmd: b}\n  a: {cmd: a}\n")
+    df = stage_timings(tmp_path)
+    assert df["stage"].tolist() == ["b", "a", "total"]
+    assert df["cold seconds"].tolist() == [153.0, 1.0, 154.0]
 
 
 def test_cold_cost_of_a_stage_built_by_workers_shares_its_cells_out(tmp_path):
