@@ -74,7 +74,7 @@ def calibrate(params: dict, seconds: float = 3.0) -> float:
     row = measure_steps(("calibration", "linear_map", section, group, torch.get_num_threads(), seconds,
                          str(resolve_device(train["device"]))))
     (cell, _), = planned_cells(params)["linear_map_train"]
-    cfg, seq_len = cells._shape(cell)[:2]
+    cfg, seq_len = cells.cell_shape(cell)[:2]
     return (1 / row["steps_per_s"]) / build_seconds(cfg, seq_len, train["batch_size"] * group)
 
 
@@ -95,7 +95,7 @@ def plan_table(params: dict, speed: float | None, scratch: Path = SCRATCH) -> tu
 
     for stage, planned in planned_cells(params).items():
         row(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)): c for c, ckpt in planned},
-            lambda c: (*cell_flops(c), cells._cost(c)))
+            lambda c: (*cell_flops(c), cells.cell_build_seconds(c)))
     variants = {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)): (name, size, kind)
                 for name, (size, kind) in lm.variants(params["language_model"]).items()}
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}

@@ -33,7 +33,7 @@ def test_every_training_stage_is_planned_and_a_cell_counts_once(tmp_path):
     builds = {entry_of(tmp_path, cells.task_of(c), cells.cell_key(c, ckpt)): c
               for stage_cells in planned.values() for c, ckpt in stage_cells}
     assert len(builds) == table["to build"].sum() - rows.loc["lm_train", "to build"]
-    assert seconds == pytest.approx(2.0 * (sum(cells._cost(c) for c in builds.values()) + lm_seconds)) and seconds > 0
+    assert seconds == pytest.approx(2.0 * (sum(cells.cell_build_seconds(c) for c in builds.values()) + lm_seconds)) and seconds > 0
     assert table["estimated hours"].sum() == pytest.approx(seconds / 3600, abs=0.01 * len(table))
     flops, seed_steps = cell_flops(planned["linear_map_train"][0][0])
     assert flops > 0 and seed_steps == params["linear_map"]["train"]["n_seeds"] * params["linear_map"]["train"]["steps"]
@@ -48,7 +48,7 @@ def test_builds_start_with_the_widest_automata_cell_as_measured():
     cost = {}
     for c, _ in planned_cells(load_params(profile="default"))["sweep_ca_architecture"]:
         model = c["cellular_automata"]["model"]
-        cost[model["n_head"], model["n_layer"]] = cells._cost(c)
+        cost[model["n_head"], model["n_layer"]] = cells.cell_build_seconds(c)
     assert cost[(8, 1)] > cost[(4, 2)] > cost[(1, 2)]
     for shape, seconds in {(8, 1): 646, (4, 2): 494, (1, 2): 110}.items():
         assert cost[shape] == pytest.approx(seconds, rel=0.35), shape

@@ -96,7 +96,7 @@ def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Pa
 def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> tuple:
     """(name, key, build, cost) of a cell for the cache (emergence/experiments/cache.py)."""
     return (task_of(cell), cell_key(cell, with_checkpoints),
-            partial(_build_cell, cell, scratch, with_checkpoints, task_path), _cost(cell))
+            partial(_build_cell, cell, scratch, with_checkpoints, task_path), cell_build_seconds(cell))
 
 
 def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
@@ -105,7 +105,7 @@ def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
     return per_sequence * sequences
 
 
-def _shape(cell: dict) -> tuple[ModelConfig, int, float, float]:
+def cell_shape(cell: dict) -> tuple[ModelConfig, int, float, float]:
     """(model config, sequence length, seed-steps, sequences over all seeds) of a cell."""
     task = task_of(cell)
     section, module = cell[task], task_module(task)
@@ -117,7 +117,7 @@ def _shape(cell: dict) -> tuple[ModelConfig, int, float, float]:
 
 def cell_flops(cell: dict) -> tuple[float, float]:
     """(FLOPs, seed-steps) of training one synthetic-task cell, all its seeds."""
-    cfg, seq_len, seed_steps, sequences = _shape(cell)
+    cfg, seq_len, seed_steps, sequences = cell_shape(cell)
     return training_flops(cfg, seq_len, sequences), seed_steps
 
 
@@ -139,10 +139,10 @@ def build_seconds(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
             + SECONDS_PER_TOKEN_LAYER * cfg.n_layer * seq_len * sequences)
 
 
-def _cost(cell: dict) -> float:
+def cell_build_seconds(cell: dict) -> float:
     """A cell's expected build time (seconds on one core): its training sequences, and its
     evaluations counted as sequences at a third (a forward pass, of three in a training step)."""
-    cfg, seq_len, _, sequences = _shape(cell)
+    cfg, seq_len, _, sequences = cell_shape(cell)
     return build_seconds(cfg, seq_len, sequences + _evaluated_sequences(cell) / 3)
 
 
