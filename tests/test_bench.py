@@ -3,7 +3,8 @@ import math
 
 import torch
 
-from emergence.bench import configurations, evaluation_share, gemm_shapes, per_core_scaling, shape_ceiling, worker_slowdown
+from emergence.bench import (configurations, evaluation_share, gemm_shapes, per_core_scaling, shape_ceiling,
+                             training_gemms, worker_slowdown)
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.train import train_flops_per_step
@@ -17,6 +18,16 @@ def test_gemm_shapes_are_the_analytic_count_less_attention_scores_and_embedding(
     scores = 3 * cfg.n_layer * 2 * T * d * B * T * E          # causal, counted at half, both matmuls
     embedding = 3 * 2 * cfg.vocab_size * d * B * T * E
     assert math.isclose(gemm + scores + embedding, train_flops_per_step(cfg, B) * E)
+
+
+def test_the_ceiling_times_the_products_autograd_runs():
+    a = torch.randn(2, 12, 5, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(2, 5, 7, dtype=torch.float64, requires_grad=True)
+    dy = torch.randn(2, 12, 7, dtype=torch.float64)
+    out = torch.bmm(a, b)
+    out.backward(dy)
+    forward, input_grad, weight_grad = (f() for f in training_gemms(a.detach(), b.detach(), dy))
+    assert torch.allclose(forward, out) and torch.allclose(input_grad, a.grad) and torch.allclose(weight_grad, b.grad)
 
 
 def test_shape_ceiling_is_a_rate():
