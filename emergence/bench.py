@@ -290,11 +290,31 @@ def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float,
             "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
 
 
+def gemm_bound_ratio(plain_seed_steps_per_s: float, gemm_gflop_per_seed_step: float, ceiling_gflop_per_s: float) -> float:
+    """The most any loop could gain over the plain one with its GEMMs alone at the training-GEMM
+    ceiling and everything else free: ceiling / GEMM work per seed-step / the plain loop's rate.
+    A target ratio above it cannot be reached in that precision on this machine."""
+    return ceiling_gflop_per_s / gemm_gflop_per_seed_step / plain_seed_steps_per_s
+
+
 def per_core_scaling(together: float, alone: float, processes: int) -> float:
     """What each added core adds, as a fraction of the first one's throughput: `processes`
     one-thread processes training `together` seed-steps/s (summed) against one alone at `alone`
     (1.0: perfect scaling; 0.5 on two cores: the second core adds half a core)."""
     return (together / alone - 1) / (processes - 1) if processes > 1 else 1.0
+
+
+def _gemm_bounds(config: tuple, shape_ceilings: dict, plain_rate: float) -> dict[str, float]:
+    """`gemm_bound_ratio` per precision, at the best training-GEMM ceiling over the seed-group sizes measured."""
+    task_name, section, _ = config
+    _, cfg = _model_of(task_name, section)
+    model, batch = json.dumps(cfg.to_dict()), section["train"]["batch_size"]
+    gemm = 3 * sum(2 * e * m * k * n for e, m, k, n in gemm_shapes(cfg, batch, 1)) / 1e9
+    best: dict[str, float] = {}
+    for (precision, _, key_model, key_batch), ceiling in shape_ceilings.items():
+        if key_model == model and key_batch == batch:
+            best[precision] = max(best.get(precision, 0.0), ceiling)
+    return {p: gemm_bound_ratio(plain_rate, gemm, c) for p, c in best.items()}
 
 
 def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
@@ -401,7 +421,8 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
         vs_plain[name] = {"plain_loop_seed_steps_per_s": _summary(values), "best_variant": top,
                           "ratio": variants[top]["seed_steps_per_s"] / _median(values),
                           "float32_eager_ratio": variants[name]["seed_steps_per_s"] / _median(values)
-                          if name in variants else None}
+                          if name in variants else None,
+                          "gemm_bound_ratio": _gemm_bounds(configs[name], shape_ceilings, _median(values))}
     layouts = {name: {"one_process_seed_steps_per_s": _summary([x["one_process"] for x in runs]),
                       "one_thread_processes_seed_steps_per_s": _summary([x["one_thread_processes"] for x in runs]),
                       "ratio": _median([x["one_thread_processes"] / x["one_process"] for x in runs]),

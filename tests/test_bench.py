@@ -3,8 +3,8 @@ import math
 
 import torch
 
-from emergence.bench import (configurations, evaluation_share, gemm_shapes, per_core_scaling, shape_ceiling,
-                             training_gemms, worker_slowdown)
+from emergence.bench import (configurations, evaluation_share, gemm_bound_ratio, gemm_shapes, per_core_scaling,
+                             shape_ceiling, training_gemms, worker_slowdown)
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.train import train_flops_per_step
@@ -28,6 +28,13 @@ def test_the_ceiling_times_the_products_autograd_runs():
     out.backward(dy)
     forward, input_grad, weight_grad = (f() for f in training_gemms(a.detach(), b.detach(), dy))
     assert torch.allclose(forward, out) and torch.allclose(input_grad, a.grad) and torch.allclose(weight_grad, b.grad)
+
+
+def test_the_gemm_bound_is_the_ceiling_over_the_plain_loops_gemm_rate():
+    # plain loop 10 seed-steps/s doing 1 GFLOP of GEMMs each: 10 GFLOP/s; a 50 GFLOP/s ceiling allows 5x
+    assert math.isclose(gemm_bound_ratio(10.0, 1.0, 50.0), 5.0)
+    # the paper configuration here: 122.7 ms a plain float32 step, 9.68 GFLOP, ceiling 151: 1.9x at most
+    assert 1.8 < gemm_bound_ratio(1 / 0.1227, 9.68, 151.0) < 2.0
 
 
 def test_shape_ceiling_is_a_rate():
