@@ -1,11 +1,10 @@
-"""Atomic, byte-stable writes of results (NetCDF, JSON, torch files, whole folders), and
-loads that trust nothing but tensors and plain types."""
+"""Atomic, byte-stable writes of results (NetCDF, JSON, whole folders) and their reads. No torch:
+the analysis and the report import this, and torch files live in emergence/torch_files.py."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import pickle
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -13,7 +12,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
-import torch
 import xarray as xr
 
 
@@ -108,23 +106,3 @@ def read_netcdf(path: Path | str) -> xr.Dataset:
 
 def config_from_attrs(ds: xr.Dataset) -> dict:
     return json.loads(ds.attrs["config"])
-
-
-class UntrustedFileError(ValueError):
-    """A torch file that holds more than tensors and plain types (unpickling it could run code)."""
-
-
-def torch_save(obj: Any, path: Path | str) -> None:
-    """Save tensors in plain containers (dict, list, int, float, str, None): what torch_load accepts."""
-    with atomic_path(path, ".pt") as tmp:
-        torch.save(obj, tmp)
-
-
-def torch_load(path: Path | str, map_location: str | torch.device = "cpu") -> Any:
-    """torch.load with weights_only=True: checkpoints and resume state may come from another
-    machine (a DVC remote, a collaborator's cache), so nothing in them may run code."""
-    try:
-        return torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as err:
-        raise UntrustedFileError(f"{path}: refused, it holds objects other than tensors and plain types "
-                                 f"(loaded with weights_only=True): {str(err).splitlines()[0]}") from None

@@ -18,7 +18,8 @@ from tqdm.auto import tqdm
 
 from emergence import metrics
 from emergence.hooks import Hook, compose, pattern_name
-from emergence.io import atomic_dir, torch_load, torch_save
+from emergence.io import atomic_dir
+from emergence.torch_files import torch_load, torch_save
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.precision import Precision, resolve, training_autocast
 from emergence.schema import ConfigError, number
@@ -155,7 +156,7 @@ class Recorder:
     """Preallocated metric arrays for one group of seeds (numpy, NaN until written)."""
 
     def __init__(self, n_seeds: int, n_eval: int, n_ckpt: int, n_steps: int, cfg: ModelConfig, task: Task,
-                 examples: str = "answer"):
+                 examples: Examples):
         S, L, H, T, N = task.n_units, cfg.n_layer, cfg.n_head, task.seq_len, task.eval_tokens.shape[0]
         nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
         self.arrays = {

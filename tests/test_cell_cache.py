@@ -7,7 +7,8 @@ import torch
 from emergence import build_log
 from emergence.experiments import cache
 from emergence.experiments.cache import BUILD_RECORD, MANIFEST, cached
-from emergence.io import UntrustedFileError, atomic_dir, torch_load, torch_save
+from emergence.io import atomic_dir
+from emergence.torch_files import UntrustedFileError, torch_load, torch_save
 
 
 def _builder(calls):

@@ -1,12 +1,15 @@
 """Deps by construction: dvc.yaml's library deps equal each stage's import closure, and a
 cell's code version is the closure of what training it executes, nothing more."""
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from emergence import dependencies as deps
+from emergence import import_closure as ic
 from emergence.config import REPO_ROOT, load_params
 from emergence.experiments import cells
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
@@ -27,7 +30,7 @@ def test_closure_follows_imports_at_any_depth(tmp_path):
     (pkg / "b.py").write_text("def f():\n    from emergence.c import g\n")
     (pkg / "c.py").write_text("g = 1\n")
     (pkg / "d.py").write_text("x = 1\n")  # imported by nobody
-    assert deps.module_closure("emergence.a", tmp_path) == [
+    assert ic.module_closure("emergence.a", tmp_path) == [
         "emergence/__init__.py", "emergence/a.py", "emergence/b.py", "emergence/c.py"]
 
 
@@ -56,8 +59,8 @@ def _every_cell(params) -> list[dict]:
 def _keys(root: Path, params) -> list[str]:
     from emergence.io import config_hash
 
-    training = {task: deps.code_version(deps.closure(
-        [deps.module_path("emergence.experiments.runner", root), deps.module_path(f"emergence.experiments.{task}", root)],
+    training = {task: ic.code_version(ic.closure(
+        [ic.module_path("emergence.experiments.runner", root), ic.module_path(f"emergence.experiments.{task}", root)],
         root), root) for task in cells.TASKS}
     return [config_hash(dict(cells.cell_key(c), code=training[cells.task_of(c)])) for c in _every_cell(params)]
 
@@ -72,7 +75,7 @@ def package_copy(tmp_path):
 @pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/experiments/run_statistics.py",
                                     "emergence/analysis.py", "emergence/config.py", "emergence/report_index.py",
                                     "stages/report_render.py", "emergence/params.py", "emergence/stage.py",
-                                    "emergence/experiments/cache.py"])
+                                    "emergence/experiments/cache.py", "emergence/dependencies.py"])
 def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_copy, edited):
     params = load_params()
     before = _keys(package_copy, params)
@@ -119,11 +122,12 @@ def test_only_validation_depends_on_every_schema():
 def test_training_keys_leave_out_the_stage_glue():
     """A model's code version is its training module's closure: editing the stage helper, the
     params reader or the validation retrains nothing."""
-    lm = deps.module_closure("emergence.experiments.language_model")
-    task = deps.closure([deps.module_path("emergence.experiments.runner"),
-                         deps.module_path("emergence.experiments.linear_map")])
+    lm = ic.module_closure("emergence.experiments.language_model")
+    task = ic.closure([ic.module_path("emergence.experiments.runner"),
+                      ic.module_path("emergence.experiments.linear_map")])
     for files in (lm, task):
-        assert not {"emergence/stage.py", "emergence/params.py", "emergence/config.py"} & set(files)
+        assert not {"emergence/stage.py", "emergence/params.py", "emergence/config.py",
+                    "emergence/dependencies.py"} & set(files)
     assert "emergence/experiments/cache.py" not in task
     assert "emergence/tasks/corpus.py" in lm and "emergence/train.py" in lm
 
@@ -164,3 +168,13 @@ def test_cells_meant_to_be_shared_train_once():
     assert key(sparsity) == key(linear, sparsity["linear_map"]["train"]["n_seeds"])
     assert sparsity["linear_map"]["train"]["examples"] == stage_params("sweep_sparsity", key="S08")["sweeps"][
         "sparsity"]["examples"]
+
+
+def test_the_analysis_and_the_report_load_without_torch():
+    """emergence/io.py holds no torch (checkpoints are emergence/torch_files.py's), so the stages
+    that only read results, and every report chapter, start without torch's ~2 s import."""
+    modules = ["emergence.reporting", "stages.linear_map_analyse", "stages.mirage_analyse",
+               "stages.summary_metrics", "stages.claims_scorecard", "stages.report_notebooks"]
+    code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print(sorted(m for m in sys.modules if m == 'torch'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.dependencies import module_code_version
+from emergence.import_closure import module_code_version
 from emergence.model import ModelConfig, mixer_fields
 from emergence.schema import ConfigError, number
 from emergence.tasks import cellular_automata as ca

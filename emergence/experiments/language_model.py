@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.dependencies import module_code_version
+from emergence.import_closure import module_code_version
 from emergence.experiments.runner import prepare_device, runs_on, train_seeds, training_dataset
 from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer

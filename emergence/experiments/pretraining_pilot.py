@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from emergence.config import load_params
-from emergence.dependencies import module_code_version
+from emergence.import_closure import module_code_version
 from emergence.experiments import language_model as lm
 from emergence.experiments.runner import prepare_device, train_seeds
 from emergence.train import schedules

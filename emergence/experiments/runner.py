@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import xarray as xr
 
-from emergence.dependencies import closure, code_version, module_path
+from emergence.import_closure import closure, code_version, module_path
 from emergence.hooks import Hook, ground_truth_bias
 from emergence.io import config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig
