@@ -5,8 +5,8 @@ Each rule takes per-seed times (with censoring at the budget) or statistics and 
 and returns a `Verdict`: the paper's statement and number, the statistic with its interval,
 the number of seeds and how many were censored, the smallest effect the test could detect at
 this n, the verdict and a one-line reason. A rule says "inconclusive" (or "needs the paper
-profile", when the budget is what stops it) only with the computed reason and what would
-decide it. Every rule is tested on synthetic results where the claim holds, fails and cannot
+profile", when the budget is what stops it, or seeds beyond this run's that the paper profile
+runs) only with the computed reason and what would decide it. Every rule is tested on synthetic results where the claim holds, fails and cannot
 be decided, and on the paper's own numbers (../shared/paper/NOTES.md), which must pass.
 """
 from __future__ import annotations
@@ -224,7 +224,7 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     return Verdict(**common, verdict=undecided(need, per_arm, paper_n),
                    reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g}"
                           + (f"; at the observed ratio ~{need:,.0f} seeds per arm would, at {POWER:.0%} power; "
-                             f"this run has {per_arm}{_paper_runs(paper_n)}" if math.isfinite(need) else "") + ")"
+                             f"this run has {per_arm}{_and_paper_profile(paper_n)}" if math.isfinite(need) else "") + ")"
                           + (" or a longer budget" if short and censored else ""))
 
 
@@ -261,7 +261,7 @@ def seeds_for_interval(estimate: float, interval: tuple[float, float], threshold
     return max(n, math.ceil(n * ((z + stats.norm.ppf(power)) * se / gap) ** 2))
 
 
-def _paper_runs(paper_n: int | None) -> str:
+def _and_paper_profile(paper_n: int | None) -> str:
     return "" if paper_n is None else f", the paper profile {paper_n:,}"
 
 
@@ -286,7 +286,7 @@ def _more_seeds(estimate: float, interval: tuple[float, float], threshold: float
         return "inconclusive", ": more seeds decide"
     return undecided(need, n, paper_n), (f": more seeds decide (~{need:,} {unit} would at {POWER:.0%} power if the "
                                          f"estimate holds, the interval narrowing as 1/sqrt(n); this run has {n}"
-                                         f"{_paper_runs(paper_n)})")
+                                         f"{_and_paper_profile(paper_n)})")
 
 
 def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,
@@ -783,7 +783,7 @@ def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: 
     return Verdict(**common, verdict=undecided(need, min(a.size, b.size), paper_n),
                    reason=detail + ": more seeds or a longer budget decide"
                           + (f" (~{need:,} seeds per arm would at {POWER:.0%} power if the difference holds, "
-                             f"by the normal approximation; this run has {a.size} and {b.size}{_paper_runs(paper_n)})"
+                             f"by the normal approximation; this run has {a.size} and {b.size}{_and_paper_profile(paper_n)})"
                              if math.isfinite(need) else ""))
 
 
