@@ -70,12 +70,48 @@ def _budget(ds: xr.Dataset, cells: Iterable[int] | None = None) -> float:
     return float(np.max(b if cells is None else b[list(cells)]))
 
 
-class Context:
-    """The thresholds (params.yaml `claims`) and the paper's statements, shared by every rule."""
+def _mixer_seeds(task: str):
+    return lambda p: p["sweeps"]["mixers"][task]["n_seeds"]
 
-    def __init__(self, claims: dict, paper: dict):
+
+def _min_mixer_seeds(p: dict) -> int:
+    return min(p["sweeps"]["mixers"][t]["n_seeds"] for t in ("linear_map", "cellular_automata"))
+
+
+# Claim id -> the units its rule counts (seeds per arm, or (size, seed) runs for lm-abrupt), read
+# from a profile's params: what an undecided rule compares its forecast need with, to say
+# whether the paper profile would decide it (verdicts.undecided).
+UNITS_ON_PROFILE = {
+    "linear-map-abrupt": lambda p: p["linear_map"]["train"]["n_seeds"],
+    "linear-map-random-times": lambda p: p["linear_map"]["train"]["n_seeds"],
+    "sparsity-length": lambda p: p["sweeps"]["sparsity"]["n_seeds"],
+    "linear-map-bias": lambda p: p["interventions"]["attention_bias"]["n_seeds"],
+    **{f"{claim}-linear-map": (lambda p: p["sweeps"]["architecture"]["n_seeds"]) for claim in ("heads", "width", "depth")},
+    **{f"{claim}-automata": (lambda p: p["sweeps"]["ca_architecture"]["n_seeds"]) for claim in ("heads", "width", "depth")},
+    "automata-growth": lambda p: p["sweeps"]["ca_state_size"]["n_seeds"],
+    "lm-abrupt": lambda p: p["language_model"]["train"]["n_seeds"] * len(p["language_model"]["sizes"]),
+    "lm-random-times": lambda p: p["language_model"]["train"]["n_seeds"],
+    "mixer-faster": _mixer_seeds("linear_map"),
+    "mixer-sparser": _mixer_seeds("linear_map"),
+    "mixer-automata": _mixer_seeds("cellular_automata"),
+    "recurrent-mixers": _min_mixer_seeds,
+}
+
+
+class Context:
+    """The thresholds (params.yaml `claims`), the paper's statements and the paper profile's
+    params (None: undecided rules say inconclusive without comparing), shared by every rule."""
+
+    def __init__(self, claims: dict, paper: dict, paper_profile: dict | None = None):
         self.c = claims
         self.paper = paper
+        self.paper_profile = paper_profile
+
+    def paper_n(self, key: str) -> int | None:
+        """The units claim `key`'s rule counts on the paper profile."""
+        if self.paper_profile is None or key not in UNITS_ON_PROFILE:
+            return None
+        return int(UNITS_ON_PROFILE[key](self.paper_profile))
 
     def common(self, key: str) -> dict:
         return dict(statement=self.paper[key]["statement"], paper=self.paper[key]["paper"])
@@ -110,10 +146,12 @@ def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Ver
     return [
         ("linear-map-abrupt", vd.jumps_are_abrupt(
             ratio, censored, claim="1 (linear map)", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
-            resolution=resolution, n_boot=c["n_boot"], **ctx.common("linear-map-abrupt"))),
+            resolution=resolution, n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-abrupt"),
+            **ctx.common("linear-map-abrupt"))),
         ("linear-map-random-times", vd.times_vary_across_seeds(
             emergence, claim="1 (linear map)", min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"],
-            n_boot=c["n_boot"], **ctx.common("linear-map-random-times"))),
+            n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-random-times"),
+            **ctx.common("linear-map-random-times"))),
         ("linear-map-entropy", vd.jumps_coincide_with_entropy_drops(
             unit_e, analysis["pattern_head_entropy_drop_step"].values, claim="2 (linear map)",
             tolerance=c["coincidence_evals"] * eval_every, alpha=c["alpha"], n_perm=c["n_perm"], n_boot=c["n_boot"],
@@ -140,7 +178,7 @@ def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
         out.append(("sparsity-length", vd.earlier(
             strata, claim="4 (linear map, length)", statistic="KM median time to solve, larger S over smaller S",
             alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-length"),
-            **ctx.common("sparsity-length"))))
+            paper_n=ctx.paper_n("sparsity-length"), **ctx.common("sparsity-length"))))
     low = (s <= 2)
     high = (s >= S - 1)
     hump = []
@@ -180,7 +218,7 @@ def attention_bias_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Ve
             [(f"c = {strength:g}", arm(cells, "plateau_end", i), arm(cells, "plateau_end", control))],
             claim=f"5 (linear map, c = {strength:g})", statistic="KM median plateau end, control over biased",
             alpha=ctx.c["alpha"], budget=_budget(cells), paper_budget=ctx.paper_budget("linear-map-bias"),
-            **ctx.common("linear-map-bias"))))
+            paper_n=ctx.paper_n("linear-map-bias"), **ctx.common("linear-map-bias"))))
     return out
 
 
@@ -214,9 +252,11 @@ def architecture_claims(linear: xr.Dataset, automata: xr.Dataset, ctx: Context) 
         common = ctx.common(key)
         time = vd.earlier([(label, arm(ds, "solved", best), arm(ds, "solved", worst))], claim=claim,
                           statistic=f"KM median time to solve, {name} = {w} over {b}", alpha=half,
-                          budget=_budget(ds, [best, worst]), paper_budget=ctx.paper_budget(key), **common)
+                          budget=_budget(ds, [best, worst]), paper_budget=ctx.paper_budget(key),
+                          paper_n=ctx.paper_n(key), **common)
         loss = vd.lower_final_loss(ds["final_output_loss"].values[best], ds["final_output_loss"].values[worst],
                                    claim=claim, alpha=half, n_perm=ctx.c["n_perm"], n_boot=ctx.c["n_boot"],
+                                   paper_n=ctx.paper_n(key),
                                    statistic=f"mean final loss at the budget, {name} = {w} minus {b}", **common)
         out.append((key, vd.by_time_or_loss(time, loss, claim=claim, **common)))
     return out
@@ -289,11 +329,13 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                        for cap in caps] for size in sizes for k in range(probes.sizes["seed"])])
     out.append(("lm-abrupt", vd.jumps_are_abrupt(
         jumps[..., 0], jumps[..., 1].astype(bool), claim="1 (language models)", max_ratio=c["abrupt_ratio"],
-        alpha=c["alpha"], resolution=jumps[..., 2], n_boot=c["n_boot"], **ctx.common("lm-abrupt"))))
+        alpha=c["alpha"], resolution=jumps[..., 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"),
+        **ctx.common("lm-abrupt"))))
     parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
-                                        min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], n_boot=c["n_boot"])
+                                        min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], n_boot=c["n_boot"],
+                                        paper_n=ctx.paper_n("lm-random-times"))
              for size in sizes for cap in caps]
-    decided = [p for p in parts if p.verdict != "inconclusive"]
+    decided = [p for p in parts if p.verdict not in ("inconclusive", "needs the paper profile")]
     v = vd.most_of(decided or parts, claim="1 (language models)", **ctx.common("lm-random-times"))
     out.append(("lm-random-times", replace(v, reason=v.reason + f" (of {len(parts)} size x capability pairs, "
                                                                f"{len(parts) - len(decided)} undecidable and left out)")))
@@ -389,9 +431,11 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
         if not rows:
             return None
         return (key, vd.earlier(rows, claim=claim, statistic=statistic, alpha=alpha, budget=_budget(sm),
-                                paper_budget=ctx.paper_budget(key), **ctx.common(key), **kw))
+                                paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), **ctx.common(key),
+                                **kw))
 
-    def lower_loss(better: str, worse: str, tasks: tuple[str, ...], claim: str, alpha: float) -> Verdict | None:
+    def lower_loss(better: str, worse: str, tasks: tuple[str, ...], claim: str, alpha: float,
+                   paper_n: int | None) -> Verdict | None:
         """The final loss at the budget (the paper's Fig 6 measure), per task setting; over
         several settings, most of them."""
         parts = []
@@ -403,7 +447,7 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
                     parts.append(vd.lower_final_loss(
                         sm["final_output_loss"].values[ia].ravel(), sm["final_output_loss"].values[ib].ravel(),
                         claim=f"{claim}, {task.replace('_', ' ')} {s}", statement="", alpha=alpha,
-                        n_perm=c["n_perm"], n_boot=c["n_boot"],
+                        n_perm=c["n_perm"], n_boot=c["n_boot"], paper_n=paper_n,
                         statistic=f"mean final loss at the budget, {worse} minus {better}"))
         if not parts:
             return None
@@ -412,11 +456,12 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     def time_or_loss(key, better, worse, tasks, claim, statement, common):
         """Emergence (time) and final loss, each at alpha / 2."""
         rows = [r for t in tasks for r in strata(better, worse, t, "emergence")]
-        loss = lower_loss(better, worse, tasks, claim, c["alpha"] / 2)
+        loss = lower_loss(better, worse, tasks, claim, c["alpha"] / 2, ctx.paper_n(key))
         if not rows or loss is None:
             return None
         time = vd.earlier(rows, claim=claim, statement=statement, alpha=c["alpha"] / 2, budget=_budget(sm),
-                          paper_budget=ctx.paper_budget(key), statistic=f"KM median emergence, {worse} over {better}")
+                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key),
+                          statistic=f"KM median emergence, {worse} over {better}")
         return vd.by_time_or_loss(time, loss, claim=claim, statement=statement, paper=common.get("paper", ""),
                                   time_name="emergence")
 
@@ -521,10 +566,12 @@ SECTIONS = (
 )
 
 
-def scorecard(results: dict, claims: dict, paper: dict) -> list[dict]:
+def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | None = None) -> list[dict]:
     """Every row, in report order: the verdict's fields plus id, chapter, figure and the
-    Benjamini-Hochberg q-value across the rows that made a test."""
-    ctx = Context(claims, paper)
+    Benjamini-Hochberg q-value across the rows that made a test. `paper_profile`: the paper
+    profile's params, so that a rule this run leaves undecided says whether that profile's
+    seeds would decide it."""
+    ctx = Context(claims, paper, paper_profile)
     rows: list[tuple[str, str, Verdict]] = []
     for section, rules, inputs in SECTIONS:
         rows.extend((section, key, v) for key, v in rules(*(results[i] for i in inputs), ctx))

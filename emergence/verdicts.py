@@ -5,8 +5,8 @@ Each rule takes per-seed times (with censoring at the budget) or statistics and 
 and returns a `Verdict`: the paper's statement and number, the statistic with its interval,
 the number of seeds and how many were censored, the smallest effect the test could detect at
 this n, the verdict and a one-line reason. A rule says "inconclusive" (or "needs the paper
-profile", when the budget is what stops it) only with the computed reason and what would
-decide it. Every rule is tested on synthetic results where the claim holds, fails and cannot
+profile", when the budget is what stops it, or seeds beyond this run's that the paper profile
+runs) only with the computed reason and what would decide it. Every rule is tested on synthetic results where the claim holds, fails and cannot
 be decided, and on the paper's own numbers (../shared/paper/NOTES.md), which must pass.
 """
 from __future__ import annotations
@@ -158,7 +158,7 @@ def _fmt_ratio(x: float) -> str:
 
 def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: str, statistic: str, alpha: float,
             min_ratio: float = 1.0, paper: str = "", budget: float | None = None, paper_budget: float | None = None,
-            shared_seeds: bool = False, n_perm: int = 2000) -> Verdict:
+            shared_seeds: bool = False, n_perm: int = 2000, paper_n: int | None = None) -> Verdict:
     """Claims of the form "a has its event (leaves the plateau, emerges, solves) before b".
 
     Each stratum is (label, a, b), one setting in which the two arms are compared. The test is
@@ -169,7 +169,8 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     reproduced: p < alpha and the ratio >= min_ratio; partly: p < alpha but the ratio below it
     (the direction holds, the size does not); not reproduced: otherwise, b significantly
     earlier (p > 1 - alpha) or the ratio's whole interval below min_ratio; needs the paper profile: no event in a comparable risk set and a budget shorter
-    than the paper's; inconclusive otherwise, with what would decide it."""
+    than the paper's, or seeds per arm beyond this run's that the paper profile's `paper_n` would
+    reach (`undecided`); inconclusive otherwise, with what would decide it."""
     if not strata:
         raise ValueError(f"{claim}: no stratum to compare")
     pairs = [(a, b) for _, a, b in strata]
@@ -219,10 +220,11 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     if p > 1 - alpha or hi_upper < min_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail)
     need = seeds_to_decide(ratio, test.events / n, alpha)
-    return Verdict(**common, verdict="inconclusive",
+    per_arm = min(min(len(a.times), len(b.times)) for a, b in pairs)
+    return Verdict(**common, verdict=undecided(need, per_arm, paper_n),
                    reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g}"
-                          + (f"; at the observed ratio ~{need:,.0f} seeds per arm would, at {POWER:.0%} power"
-                             if math.isfinite(need) else "") + ")"
+                          + (f"; at the observed ratio ~{need:,.0f} seeds per arm would, at {POWER:.0%} power; "
+                             f"this run has {per_arm}{_and_paper_profile(paper_n)}" if math.isfinite(need) else "") + ")"
                           + (" or a longer budget" if short and censored else ""))
 
 
@@ -259,14 +261,32 @@ def seeds_for_interval(estimate: float, interval: tuple[float, float], threshold
     return max(n, math.ceil(n * ((z + stats.norm.ppf(power)) * se / gap) ** 2))
 
 
+def _and_paper_profile(paper_n: int | None) -> str:
+    return "" if paper_n is None else f", the paper profile {paper_n:,}"
+
+
+def undecided(need: float, n: int, paper_n: int | None) -> str:
+    """The verdict of a test this run's `n` seeds (or runs) leave undecided, where `need` is the
+    count that would decide it at POWER, forecast from this run's estimate: "needs the paper
+    profile" where the paper profile runs more (`paper_n`, counted as `n` is, on the same
+    setting scaled up) and at least `need`; "inconclusive" where no profile runs enough, or the
+    forecast has no finite answer. A forecast, not a promise: the paper profile's longer budget
+    and wider models change the effect it measures."""
+    if paper_n is not None and math.isfinite(need) and n < need <= paper_n:
+        return "needs the paper profile"
+    return "inconclusive"
+
+
 def _more_seeds(estimate: float, interval: tuple[float, float], threshold: float, n: int, alpha: float,
-                log: bool = False, unit: str = "seeds") -> str:
-    """The inconclusive reason's tail: what would decide it (`seeds_for_interval`)."""
+                log: bool = False, unit: str = "seeds", paper_n: int | None = None) -> tuple[str, str]:
+    """An interval straddling its threshold: the verdict (`undecided`) and the reason's tail,
+    what would decide it (`seeds_for_interval`)."""
     need = seeds_for_interval(estimate, interval, threshold, n, alpha, log)
     if not math.isfinite(need):
-        return ": more seeds decide"
-    return (f": more seeds decide (~{need:,} {unit} would at {POWER:.0%} power if the estimate holds, "
-            f"the interval narrowing as 1/sqrt(n); this run has {n})")
+        return "inconclusive", ": more seeds decide"
+    return undecided(need, n, paper_n), (f": more seeds decide (~{need:,} {unit} would at {POWER:.0%} power if the "
+                                         f"estimate holds, the interval narrowing as 1/sqrt(n); this run has {n}"
+                                         f"{_and_paper_profile(paper_n)})")
 
 
 def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,
@@ -285,13 +305,14 @@ def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_rat
 
 
 def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartile_ratio: float, alpha: float,
-                            paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+                            paper: str = "", n_boot: int = 2000, seed: int = 0, paper_n: int | None = None) -> Verdict:
     """Claim 1: emergence happens at seed-dependent times. The statistic is the ratio of
     Kaplan-Meier quartiles of the emergence step, q75 / q25 (infinite when more than a quarter
     of the seeds never emerge within the budget while a quarter did): the slowest quarter of
     seeds takes that many times as long as the fastest. reproduced: the interval's lower end
     >= min_quartile_ratio; not reproduced: its upper end below it (the seeds emerge together);
-    inconclusive otherwise, or when fewer than a quarter of the seeds emerge."""
+    inconclusive otherwise, or when fewer than a quarter of the seeds emerge (needs the paper
+    profile where its `paper_n` seeds would decide the interval, `undecided`)."""
     q25, q75 = km_quantile(arm.times, arm.censored, 0.25), km_quantile(arm.times, arm.censored, 0.75)
     est = q75 / q25 if math.isfinite(q25) else float("nan")
     rng = np.random.default_rng(seed)
@@ -314,13 +335,13 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < min_quartile_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the seeds emerge together")
-    return Verdict(**common, verdict="inconclusive",
-                   reason=detail + _more_seeds(est, (lo, hi), min_quartile_ratio, len(arm.times), alpha, log=True))
+    verdict, tail = _more_seeds(est, (lo, hi), min_quartile_ratio, len(arm.times), alpha, log=True, paper_n=paper_n)
+    return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
 def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, statement: str, max_ratio: float,
                      alpha: float, paper: str = "", resolution: np.ndarray | None = None, n_boot: int = 2000,
-                     seed: int = 0) -> Verdict:
+                     seed: int = 0, paper_n: int | None = None) -> Verdict:
     """Claim 1: each capability emerges abruptly. `ratio[seed, unit]` is a unit's jump width
     (plateau end to solved) over its emergence step; a unit that left the plateau but never
     solved carries (budget - plateau end) / emergence step, censored (a lower bound); NaN where
@@ -330,7 +351,8 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
     at or above; inconclusive otherwise, when no unit finished its jump, or when the evaluation
     grid cannot show an abrupt jump: `resolution[seed, unit]` is the smallest ratio the grid
     can measure (one evaluation interval over the emergence step), and a median of it at or
-    above max_ratio leaves the rule nothing to decide."""
+    above max_ratio leaves the rule nothing to decide. An interval straddling max_ratio needs
+    the paper profile where its `paper_n` rows would decide it (`undecided`)."""
     r, c = np.atleast_2d(np.asarray(ratio, float)), np.atleast_2d(np.asarray(censored, bool))
     valid = np.isfinite(r)
 
@@ -364,8 +386,8 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
         return Verdict(**common, verdict="reproduced", reason=detail)
     if lo >= max_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    return Verdict(**common, verdict="inconclusive", reason=detail + _more_seeds(est, (lo, hi), max_ratio, len(r), alpha,
-                                                                                 log=True, unit="runs"))
+    verdict, tail = _more_seeds(est, (lo, hi), max_ratio, len(r), alpha, log=True, unit="runs", paper_n=paper_n)
+    return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
 def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *, claim: str, statement: str,
@@ -540,7 +562,8 @@ def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: st
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < most:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    return Verdict(**common, verdict="inconclusive", reason=detail + _more_seeds(est, (lo, hi), most, r.size, alpha))
+    verdict, tail = _more_seeds(est, (lo, hi), most, r.size, alpha)
+    return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
 def head_sharpens_more_than_others(difference: Sequence[float], *, claim: str, statement: str, alpha: float,
@@ -705,14 +728,16 @@ def settled_null(draw, n_perm: int, observed: float, alpha: float, cap: int = 20
 
 def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: str, statement: str, alpha: float,
                      paper: str = "", statistic: str = "mean final loss, worse arm minus better arm",
-                     n_perm: int = 2000, n_boot: int = 2000, seed: int = 0) -> Verdict:
+                     n_perm: int = 2000, n_boot: int = 2000, seed: int = 0, paper_n: int | None = None) -> Verdict:
     """Claims read off a loss-at-budget figure (the paper's Fig 5: "more heads help"): the arm
     the paper favours (`better`) ends with a lower loss than the other (`worse`), one value per
     seed. The test is a permutation test of the difference of means over seeds, exact where the
     splits are few (one-sided; the final loss is never censored). reproduced: p < alpha; not
     reproduced: the favoured arm ends significantly higher; inconclusive otherwise, where every
     seed ends at the same loss (the budget no longer separates the arms) or where the seeds
-    are too few for any split to reach alpha."""
+    are too few for any split to reach alpha; needs the paper profile where the seeds per arm
+    that would decide the observed difference are more than this run's and no more than the
+    paper profile's `paper_n` (`undecided`)."""
     a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, n=int(a.size + b.size),
@@ -755,10 +780,10 @@ def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: 
     if opposite < alpha:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the favoured arm ends higher")
     need = seeds_per_arm_for_difference(a, b, alpha)
-    return Verdict(**common, verdict="inconclusive",
+    return Verdict(**common, verdict=undecided(need, min(a.size, b.size), paper_n),
                    reason=detail + ": more seeds or a longer budget decide"
                           + (f" (~{need:,} seeds per arm would at {POWER:.0%} power if the difference holds, "
-                             f"by the normal approximation; this run has {a.size} and {b.size})"
+                             f"by the normal approximation; this run has {a.size} and {b.size}{_and_paper_profile(paper_n)})"
                              if math.isfinite(need) else ""))
 
 
@@ -781,8 +806,8 @@ def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str,
     alpha): time to solve (`earlier`) and final loss (`lower_final_loss`), the paper's Fig 5
     measure, which still separates arms that a short budget leaves unsolved. reproduced: one
     reproduces and neither refutes; not reproduced: one refutes and neither reproduces;
-    inconclusive where they disagree; otherwise the time test's "needs the paper profile" or
-    inconclusive."""
+    inconclusive where they disagree; otherwise needs the paper profile where either test says
+    so (the time test first), inconclusive where neither does."""
     parts = ((time_name, time), ("final loss", loss))
     verdicts = {v.verdict for _, v in parts}
     reason = "; ".join(f"{name}: {v.verdict} ({v.reason})" for name, v in parts)
@@ -794,8 +819,8 @@ def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str,
         verdict, lead, reason = "inconclusive", time, "the two measures disagree: " + reason
     elif "partly" in verdicts:
         verdict, lead = "partly", time
-    elif time.verdict == "needs the paper profile":
-        verdict, lead = time.verdict, time
+    elif "needs the paper profile" in verdicts:
+        verdict, lead = "needs the paper profile", next(v for _, v in parts if v.verdict == "needs the paper profile")
     else:
         verdict, lead = "inconclusive", loss
     return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict, reason=reason,
@@ -853,8 +878,8 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     if lo > max_factor:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + f": under {metric} the rise is that much wider, so the jump is the metric's")
-    return Verdict(**common, verdict="inconclusive",
-                   reason=detail + _more_seeds(est, (lo, hi), max_factor, len(r), alpha, log=True))
+    verdict, tail = _more_seeds(est, (lo, hi), max_factor, len(r), alpha, log=True)
+    return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
 def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width: np.ndarray, *, claim: str,
@@ -996,5 +1021,5 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     if lo > max_intervals:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + ": a small test set dates the jump by which examples it drew")
-    return Verdict(**common, verdict="inconclusive", reason=detail + _more_seeds(est, (lo, hi), max_intervals, len(r),
-                                                                                 alpha))
+    verdict, tail = _more_seeds(est, (lo, hi), max_intervals, len(r), alpha)
+    return Verdict(**common, verdict=verdict, reason=detail + tail)

@@ -3,7 +3,8 @@
     python -m stages.claims_scorecard PAPER_CLAIMS_YAML SCORECARD_JSON VERDICTS_JSON
 
 Reads the summaries through dvc.yaml's `paths`, applies the rules (emergence/scorecard.py,
-emergence/verdicts.py) with the `claims` thresholds and writes, atomically, the scorecard
+emergence/verdicts.py) with the `claims` thresholds (and the paper profile's seed counts, for
+what this run leaves undecided) and writes, atomically, the scorecard
 (every record with its texts, for the report) and the verdicts (a DVC metric, so
 `dvc metrics diff` shows a verdict that changed between commits).
 """
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from emergence.io import atomic_path
+from emergence.params import merged_params
 from emergence.scorecard import SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json, verdicts_json
 from emergence.stage import pipeline_paths, stage_run
 
@@ -21,7 +23,7 @@ if __name__ == "__main__":
     with stage_run("claims_scorecard") as params:
         paths = pipeline_paths()
         results = {name: read_result(paths[name]) for name in RESULTS}
-        rows = scorecard(results, params["claims"], read_paper_claims(paper))
+        rows = scorecard(results, params["claims"], read_paper_claims(paper), merged_params(profile="paper"))
         with atomic_path(out) as tmp:
             tmp.write_text(scorecard_json(rows, params["claims"]))
         with atomic_path(metric) as tmp:

@@ -128,3 +128,28 @@ def test_every_final_loss_comparison_can_reach_its_level(profile):
                     ("sweeps.mixers.linear_map", sweeps["mixers"]["linear_map"]["n_seeds"]),
                     ("sweeps.mixers.cellular_automata", sweeps["mixers"]["cellular_automata"]["n_seeds"])]:
         assert 1 / math.comb(2 * n, n) < half, f"{profile}: {name}.n_seeds = {n} cannot reach p < {half:g}"
+
+
+def test_the_paper_profiles_unit_counts_come_from_its_own_overlay():
+    """claims_scorecard depends on profiles/paper.yaml for these counts, so the overlay must set
+    every one of them itself (a value merged in from params.yaml would change unseen)."""
+    overlay = sc.read_paper_claims(sc.Path(__file__).resolve().parent.parent / "profiles" / "paper.yaml")
+    merged = load_params(profile="paper")
+    assert set(sc.UNITS_ON_PROFILE) <= set(PAPER)
+    for key, count in sc.UNITS_ON_PROFILE.items():
+        assert count(overlay) == count(merged) > 0, key
+    default = load_params(profile="default")
+    # the language models' abruptness counts (size, seed) runs
+    assert sc.UNITS_ON_PROFILE["lm-abrupt"](default) == (default["language_model"]["train"]["n_seeds"]
+                                                          * len(default["language_model"]["sizes"]))
+
+
+def test_the_context_reads_the_paper_profiles_count_per_claim():
+    claims, paper = context().c, load_params(profile="paper")
+    ctx = sc.Context(claims, PAPER, paper)
+    assert ctx.paper_n("linear-map-random-times") == paper["linear_map"]["train"]["n_seeds"]
+    assert ctx.paper_n("mixer-automata") == paper["sweeps"]["mixers"]["cellular_automata"]["n_seeds"]
+    assert ctx.paper_n("recurrent-mixers") == min(paper["sweeps"]["mixers"][t]["n_seeds"]
+                                                  for t in ("linear_map", "cellular_automata"))
+    assert ctx.paper_n("linear-map-entropy") is None          # its rule forecasts no seed count
+    assert sc.Context(claims, PAPER).paper_n("linear-map-random-times") is None

@@ -11,7 +11,8 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
                                 any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
-                                seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation)
+                                seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation,
+                                undecided)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)
@@ -131,6 +132,58 @@ def test_an_undecided_interval_says_how_many_seeds_would_decide():
     assert v.verdict == "inconclusive", v.reason
     need = seeds_for_interval(v.estimate, v.interval, 1.5, 8, ALPHA, log=True)
     assert 8 < need < 10_000 and f"~{need:,} seeds would at 80% power" in v.reason
+
+
+def test_undecided_needs_the_paper_profile_only_where_its_seeds_reach_the_need():
+    assert undecided(27, 8, 32) == "needs the paper profile"
+    assert undecided(32, 8, 32) == "needs the paper profile"
+    assert undecided(33, 8, 32) == "inconclusive"           # more than any profile runs
+    assert undecided(27, 8, None) == "inconclusive"         # no paper profile to compare with
+    assert undecided(math.inf, 8, 10**6) == "inconclusive"  # no finite forecast
+    assert undecided(27, 32, 32) == "inconclusive"          # this run is the paper profile's
+
+
+def test_an_undecided_rule_says_whether_the_paper_profiles_seeds_would_decide_it():
+    rng = np.random.default_rng(4)
+    arm = Arm.of(rng.lognormal(7, 0.45, 8), np.zeros(8, bool))
+    need = seeds_for_interval(vary(arm).estimate, vary(arm).interval, 1.5, 8, ALPHA, log=True)
+    rule = lambda paper_n: times_vary_across_seeds(  # noqa: E731
+        arm, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, n_boot=500, paper_n=paper_n)
+    enough, short = rule(need), rule(need - 1)
+    assert enough.verdict == "needs the paper profile" and f"this run has 8, the paper profile {need:,}" in enough.reason
+    assert short.verdict == "inconclusive" and f"the paper profile {need - 1:,}" in short.reason
+    # a decided rule is untouched by the paper profile's count
+    decided = Arm.of(rng.lognormal(7, 0.8, 16), np.zeros(16, bool))
+    assert times_vary_across_seeds(decided, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, n_boot=500,
+                                   paper_n=10**6).verdict == "reproduced"
+    # final loss, seeds per arm: 37 decide the difference below (test_seeds_per_arm_for_a_difference_of_means)
+    a, b = [-1.0, 0.0, 1.0, 0.0], [-0.5, 0.5, 1.5, 0.5]
+    loss = lambda paper_n: lower_final_loss(a, b, claim="8", statement="", alpha=ALPHA, paper_n=paper_n)  # noqa: E731
+    need = seeds_per_arm_for_difference(a, b, ALPHA)
+    assert loss(need).verdict == "needs the paper profile" and loss(need - 1).verdict == "inconclusive"
+    # time to an event, seeds per arm (Schoenfeld)
+    pair = [("one", draws(300, n=4), draws(350, n=4, seed=1))]
+    time = lambda paper_n: earlier(pair, claim="8", statement="", statistic="", alpha=ALPHA,  # noqa: E731
+                                   paper_n=paper_n)
+    assert time(None).verdict == "inconclusive"
+    assert time(10**6).verdict == "needs the paper profile" and "the paper profile 1,000,000" in time(10**6).reason
+    assert time(4).verdict == "inconclusive"
+    # abruptness, runs: an interval straddling the threshold
+    ratios = np.random.default_rng(2).uniform(0.1, 0.45, (6, 4))
+    jumps = lambda paper_n: jumps_are_abrupt(ratios, np.zeros((6, 4), bool), claim="1", statement="",  # noqa: E731
+                                             max_ratio=0.25, alpha=ALPHA, n_boot=500, paper_n=paper_n)
+    assert jumps(None).verdict == "inconclusive" and "runs would" in jumps(None).reason
+    assert jumps(10**6).verdict == "needs the paper profile"
+
+
+def test_two_measures_need_the_paper_profile_when_either_would_decide_there():
+    open_time = earlier([("one", draws(300, n=4), draws(350, n=4, seed=1))], claim="8", statement="", statistic="",
+                        alpha=ALPHA / 2, paper_n=4)
+    a, b = [-1.0, 0.0, 1.0, 0.0], [-0.5, 0.5, 1.5, 0.5]
+    paper_loss = lower_final_loss(a, b, claim="8", statement="", alpha=ALPHA / 2, paper_n=10**6)
+    assert (open_time.verdict, paper_loss.verdict) == ("inconclusive", "needs the paper profile")
+    both = by_time_or_loss(open_time, paper_loss, claim="8", statement="")
+    assert both.verdict == "needs the paper profile" and both.p_value == paper_loss.p_value
 
 
 def test_a_verdict_outside_the_vocabulary_is_an_error():
