@@ -6,7 +6,9 @@ section's dataclass lives beside the code that reads it (TrainArgs in train.py, 
 tasks' TaskArgs in their experiment modules, each sweep's args in its module, ...); `Params`
 below only composes them and states the rules that tie sections together. A bad value, an
 unknown key or a missing one raises ConfigError naming the dotted key and what is allowed
-(emergence/schema.py); stages call `load_params` first, so nothing is computed or written.
+(emergence/schema.py). The pipeline's first stage (`check PATH`) writes the validated,
+merged params to data/params.json, the file every other stage reads and declares its keys
+from (emergence/stage.py), so nothing is computed or written before validation.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from emergence.executor import ExecutionArgs
+from emergence.io import write_json
 from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.architecture_sweep import ArchitectureSweepArgs
 from emergence.experiments.bias_intervention import AttentionBiasArgs
@@ -31,9 +34,6 @@ from emergence.params import PROFILES, REPO_ROOT, merged_params, set_profile
 from emergence.pythia import PythiaArgs
 from emergence.schema import ConfigError, load, number
 from emergence.train import TrainArgs
-
-STAMP = "params valid\n"
-
 
 @dataclass(frozen=True, kw_only=True)
 class TaskSection:
@@ -169,25 +169,18 @@ def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dic
     return validate(merged_params(root, profile))
 
 
-def write_stamp(path: Path) -> None:
-    """The validate_params stage's output: fixed bytes, so a change of params or schema that
-    still validates reruns only this stage (every other stage lists the stamp as a dep, which
-    orders validation first and leaves them alone while its bytes stay the same)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != STAMP:
-        path.write_text(STAMP)
-
-
-if __name__ == "__main__":  # python -m emergence.config [set-profile NAME | check [STAMP]]
+if __name__ == "__main__":  # python -m emergence.config [set-profile NAME | check [PATH]]
     try:
         if len(sys.argv) == 3 and sys.argv[1] == "set-profile":
             set_profile(sys.argv[2])
             load_params()
         elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
-            print(f"params ok (profile {load_params()['profile']})")
-            if len(sys.argv) == 3:
-                write_stamp(Path(sys.argv[2]))
+            params = load_params()
+            print(f"params ok (profile {params['profile']})")
+            if len(sys.argv) == 3:  # sorted JSON: its bytes change exactly when a value a stage
+                # could read does (a comment or a schema edit that still validates changes nothing)
+                write_json(params, Path(sys.argv[2]))
         else:
-            sys.exit("usage: python -m emergence.config [check [STAMP] | set-profile NAME]")
+            sys.exit("usage: python -m emergence.config [check [PATH] | set-profile NAME]")
     except ConfigError as err:
         sys.exit(f"invalid parameters: {err}")

@@ -1,23 +1,24 @@
 """What every DVC stage script shares: its declared params, validation first, timing.
 
     with stage_run("linear_map_train") as params:
-        ...  # params holds only the sections dvc.yaml declares for this stage
+        ...  # params holds only the keys dvc.yaml declares for this stage
 
-Parameters are validated (whole file, selected profile merged) before the body runs, so a
-bad value stops the stage with a message naming the key and nothing is written. The schema
-is imported by name at run time, not at module level: validation decides whether a stage
-runs, never what it computes, so it stays out of the stage's import closure (its DVC deps);
-dvc.yaml's first stage, validate_params, reruns whenever params or a schema change and
-stops `dvc repro` before any other stage. The
-stage's wall time (and what its cached cells cost to build, with the workers that built them:
-the stage's cold cost; data/SCHEMA.md lists the fields) goes to data/timings/<stage>.json,
-which no stage declares: a rerun that reproduces the results leaves dvc.lock unchanged (the
-entry page reads the timings).
+The first stage, validate_params, validates the whole file with the selected profile merged
+and writes the result to data/params.json; every other stage declares in dvc.yaml the keys
+it reads from that file and gets those alone, so DVC reruns it exactly when one of their
+values changes, and a bad value stops `dvc repro` before any compute. The schema is imported
+by name, only where validation has to run here (a stage run by hand after an edit): it
+decides whether a stage runs, never what it computes, so it stays out of the stage's import
+closure (its DVC deps). The stage's wall time (and what its cached cells cost to build, with
+the workers that built them: the stage's cold cost; data/SCHEMA.md lists the fields) goes to
+data/timings/<stage>.json, which no stage declares: a rerun that reproduces the results
+leaves dvc.lock unchanged (the entry page reads the timings).
 Output paths come on the command line from dvc.yaml's `paths` (written once there).
 """
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 import time
 from contextlib import contextmanager
@@ -46,28 +47,35 @@ def pipeline_paths(root: Path = REPO_ROOT) -> dict[str, str]:
 
 
 def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
+    """The keys `stage` declares from the effective params file (dvc.yaml's `${paths.params}`)."""
     dvc = yaml.safe_load((root / "dvc.yaml").read_text())
     try:
         definition = dvc["stages"][stage]
     except KeyError:
         raise ConfigError(f"dvc.yaml has no stage {stage!r}") from None
     entries = definition.get("do", definition).get("params", [])  # foreach stages keep theirs under `do`
-    keys: list[str] = []
-    for entry in entries:
-        if isinstance(entry, str):
-            keys.append(entry)
-        elif isinstance(entry, dict):  # {file: [keys]}: only params.yaml is read here
-            for file, names in entry.items():
-                if file == "params.yaml":
-                    keys.extend(names)
+    keys = [name for entry in entries if isinstance(entry, dict)
+            for file, names in entry.items() if file == "${paths.params}" for name in names]
     if key is not None:  # a foreach stage's entries name its item as ${key}
         keys = [k.replace("${key}", key) for k in keys]
     return keys
 
 
+def effective_params(root: Path = REPO_ROOT) -> dict:
+    """params.yaml with the active overlay merged in, validated. validate_params wrote them to
+    the params file, which DVC runs first; a stage run by hand after an edit finds that file
+    out of date and validates the merge itself (importing every schema, which the usual path
+    skips), so a bad value still stops it with the key named."""
+    merged = merged_params(root)
+    written = root / pipeline_paths(root)["params"]
+    if not (written.is_file() and json.loads(written.read_text()) == merged):
+        importlib.import_module("emergence.config").validate(merged)
+    return merged
+
+
 def stage_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> dict:
-    """The validated, profile-merged params restricted to the keys `stage` declares in dvc.yaml."""
-    full = importlib.import_module("emergence.config").validate(merged_params(root))
+    """The effective params restricted to the keys `stage` declares in dvc.yaml."""
+    full = effective_params(root)
     out: dict = {}
     for dotted in declared_params(stage, root, key):
         node, target = full, out

@@ -1,3 +1,4 @@
+import json
 import shutil
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import pytest
 import yaml
 
 from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
+from emergence.params import merged_params
 from emergence.stage import declared_params, stage_params
 
 
@@ -111,16 +113,36 @@ def test_stage_stops_on_a_bad_value_in_a_section_it_does_not_read(tmp_path):
     assert not (root / "data").exists()
 
 
-def test_validation_stamp_keeps_its_bytes_and_is_not_written_for_bad_params(tmp_path):
+def test_validation_writes_the_effective_params_and_nothing_for_bad_ones(tmp_path):
     shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
-    check = lambda: subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/ok.txt"],  # noqa: E731
+    out_file = tmp_path / "data" / "params.json"
+    check = lambda: subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"],  # noqa: E731
                                    cwd=tmp_path, capture_output=True, text=True)
     write_params(tmp_path, lambda p: None)
     assert check().returncode == 0
-    first = (tmp_path / "data" / "ok.txt").read_bytes()
+    first = out_file.read_bytes()
+    assert json.loads(first) == merged_params(tmp_path)
+    (tmp_path / "params.yaml").write_text("# a comment changes no value\n" + (tmp_path / "params.yaml").read_text())
+    assert check().returncode == 0 and out_file.read_bytes() == first
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=0.002))  # another valid value
-    assert check().returncode == 0 and (tmp_path / "data" / "ok.txt").read_bytes() == first
-    (tmp_path / "data" / "ok.txt").unlink()
+    assert check().returncode == 0 and json.loads(out_file.read_bytes())["linear_map"]["train"]["lr"] == 0.002
+    out_file.unlink()
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=-1.0))
     out = check()
-    assert out.returncode != 0 and "linear_map.train.lr" in out.stderr and not (tmp_path / "data" / "ok.txt").exists()
+    assert out.returncode != 0 and "linear_map.train.lr" in out.stderr and not out_file.exists()
+
+
+def test_a_stage_validates_itself_only_when_the_written_params_are_out_of_date(tmp_path):
+    """Under DVC validation has run and written the params, so a stage skips the schemas (every
+    experiment module, torch among them); run by hand after an edit, it validates."""
+    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
+    write_params(tmp_path, lambda p: None)
+    probe = ("import sys; from emergence.stage import stage_params; stage_params('linear_map_analyse'); "
+             "print('emergence.config' in sys.modules)")
+    run = lambda: subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,  # noqa: E731
+                                 text=True).stdout.strip()
+    assert run() == "True"  # nothing written yet
+    subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"], cwd=tmp_path, check=True)
+    assert run() == "False"
+    write_params(tmp_path, lambda p: p["linear_map"]["analysis"].update(alpha=0.2))
+    assert run() == "True"

@@ -16,6 +16,7 @@ from emergence.experiments.architecture_sweep import sweep_files as architecture
 from emergence.experiments.ca_state_size_sweep import sweep_files as ca_files
 from emergence.experiments.mixer_comparison import cells as mixer_cells
 from emergence.experiments.sparsity_sweep import row_file
+from emergence.stage import declared_params, stage_params
 
 
 def test_dvc_yaml_declares_exactly_what_each_stage_executes():
@@ -91,19 +92,26 @@ def test_editing_the_trainer_changes_every_cell_key(package_copy):
     assert len(before) > 10 and all(a != b for a, b in zip(before, after))
 
 
-def test_stages_depend_on_the_active_overlay_only():
+def test_stages_read_the_effective_params_not_the_profile_files():
+    """Validation merges the active overlay into params.yaml and writes the result; every other
+    stage declares its keys from that file, so an overlay edit reruns only the stages whose
+    values it changes. The files themselves are deps only where a stage reads them as files:
+    validation, and the renderer, whose appendix prints them."""
     dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
     for name, body in dvc["stages"].items():
         body = body.get("do", body)
         assert "profiles" not in body["deps"], name
-        assert "profiles/${profile}.yaml" in body["deps"], name
+        assert ("profiles/${profile}.yaml" in body["deps"]) == (name in {"validate_params", "report_render"}), name
+        if name != "validate_params":
+            files = [file for entry in body["params"] if isinstance(entry, dict) for file in entry]
+            assert files == ["${paths.params}"] and declared_params(name), name
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]  # `- path: {options}`
         assert not any(o.startswith("data/timings") for o in outs), name
 
 
 def test_only_validation_depends_on_every_schema():
     """The schemas (config.py and what it composes) are validate_params' deps; every other stage
-    depends on the code that computes its results and on validation's fixed-bytes stamp, so an
+    depends on the code that computes its results and on the params validation writes, so an
     edit to the language model's code reruns no synthetic-task stage."""
     expected = deps.expected_deps()
     assert "emergence/config.py" in expected["validate_params"]
@@ -113,10 +121,6 @@ def test_only_validation_depends_on_every_schema():
     for name in ("linear_map_train", "sweep_sparsity", "sweep_ca_state_size", "sweep_architecture"):
         assert not {"emergence/experiments/language_model.py", "emergence/tasks/corpus.py",
                     "emergence/verdicts.py", "emergence/patching.py"} & set(expected[name]), name
-    dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
-    for name, body in dvc["stages"].items():
-        body = body.get("do", body)
-        assert ("${paths.params_check}" in body["deps"]) == (name != "validate_params"), name
 
 
 def test_training_keys_leave_out_the_stage_glue():
@@ -139,7 +143,6 @@ def test_cells_meant_to_be_shared_train_once():
     compared at the other sweep's seed count: equal keys there mean only the seeds differ."""
     import copy
 
-    from emergence.stage import stage_params
 
     from emergence.io import config_hash
 
