@@ -1,3 +1,4 @@
+import copy
 import json
 import re
 import shutil
@@ -10,7 +11,7 @@ import yaml
 
 from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
 from emergence.params import merged_params
-from emergence.stage import changed_keys, declared_params, keys_by_stage, stage_params, stages_reading
+from emergence.stage import changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stages_reading
 
 
 def write_params(tmp_path: Path, mutate) -> Path:
@@ -126,7 +127,12 @@ def test_validation_writes_the_effective_params_and_nothing_for_bad_ones(tmp_pat
     (tmp_path / "params.yaml").write_text("# a comment changes no value\n" + (tmp_path / "params.yaml").read_text())
     assert check().returncode == 0 and out_file.read_bytes() == first
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=0.002))  # another valid value
-    assert check().returncode == 0 and json.loads(out_file.read_bytes())["linear_map"]["train"]["lr"] == 0.002
+    plan = subprocess.run([sys.executable, "-m", "emergence.config", "plan"], cwd=tmp_path, capture_output=True,
+                          text=True).stdout
+    assert "linear_map.train.lr" in plan and "  linear_map_train:" in plan  # `make plan`, before validation
+    out = check()
+    assert out.returncode == 0 and json.loads(out_file.read_bytes())["linear_map"]["train"]["lr"] == 0.002
+    assert "  linear_map_train:" in out.stdout  # the same list opens validate_params' log
     out_file.unlink()
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=-1.0))
     out = check()
@@ -169,20 +175,18 @@ def test_every_sparsity_row_is_its_own_stage_in_the_plan():
     assert rows and all(f"sweeps.sparsity.grid.{name.split('@')[1]}" in keys[name] for name in rows)
 
 
-def test_plan_names_the_stages_an_edit_reruns_before_validation_has_run(tmp_path):
-    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
-    write_params(tmp_path, lambda p: None)
-    run = lambda *args: subprocess.run([sys.executable, "-m", "emergence.config", *args], cwd=tmp_path,  # noqa: E731
-                                       capture_output=True, text=True, check=True).stdout
-    assert "every stage runs" in run("plan")
-    run("check", "data/params.json")
-    assert "no effective param changed" in run("plan")
-    write_params(tmp_path, lambda p: p["linear_map"]["analysis"].update(plateau_threshold=0.12))
-    listed = set(re.findall(r"^  ([\w@-]+):", run("plan"), flags=re.M))
+def test_plan_names_the_stages_an_edit_reruns():
+    params = load_params()
+    assert "every stage runs" in rerun_plan(None, params)
+    assert "no effective param changed" in rerun_plan(params, params)
+    edited = copy.deepcopy(params)
+    edited["linear_map"]["analysis"]["plateau_threshold"] = 0.12
+    listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
     assert listed == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
                       "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary"}
-    write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=0.002))
-    listed = set(re.findall(r"^  ([\w@-]+):", run("plan"), flags=re.M))
+    edited = copy.deepcopy(params)
+    edited["linear_map"]["train"]["lr"] = 0.002
+    listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
     assert {"linear_map_train", "sweep_architecture", "attention_bias"} <= listed
     assert any(name.startswith("sweep_sparsity@") for name in listed)  # each row, by DVC's name for it
     assert "linear_map_analyse" not in listed and "lm_train" not in listed
