@@ -1,5 +1,6 @@
 # make report [PROFILE=default|smoke|paper]   whole pipeline, ends with the report's paths
 # make compare [BASE=rev] [HEAD=rev]          two revisions side by side from the DVC cache -> report/_compare/
+# make plan                                   the stages a params edit reruns (before dvc status can see it)
 # make test                                   unit tests + smoke pipeline in a temporary copy
 # make bench                                  training throughput -> data/bench/throughput.json
 # make cuda-kernels                           optional, GPU machines: the mixers' library kernels
@@ -14,7 +15,7 @@ BIN := $(abspath $(VENV))/bin
 export DVC_NO_ANALYTICS := 1
 export PATH := $(BIN):$(PATH)
 
-.PHONY: report compare test bench env cuda-kernels clean-scratch
+.PHONY: report compare plan test bench env cuda-kernels clean-scratch
 
 env: $(VENV)/.installed
 
@@ -35,6 +36,9 @@ report: env
 
 compare: env
 	$(BIN)/python -m emergence.compare $(BASE) $(HEAD)
+
+plan: env
+	$(BIN)/python -m emergence.config plan
 
 test: env
 	$(BIN)/python -m pytest -q

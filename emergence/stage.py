@@ -28,7 +28,7 @@ from typing import Iterator
 import yaml
 
 from emergence.allocator import keep_freed_memory
-from emergence.params import REPO_ROOT, merged_params
+from emergence.params import REPO_ROOT, flatten, merged_params
 from emergence.schema import ConfigError
 from emergence import build_log
 from emergence.io import write_json
@@ -46,19 +46,72 @@ def pipeline_paths(root: Path = REPO_ROOT) -> dict[str, str]:
     raise ConfigError("dvc.yaml: no `paths` under vars")
 
 
-def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
-    """The keys `stage` declares from the effective params file (dvc.yaml's `${paths.params}`)."""
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
-    try:
-        definition = dvc["stages"][stage]
-    except KeyError:
-        raise ConfigError(f"dvc.yaml has no stage {stage!r}") from None
+def _declared(definition: dict, key: str | None = None) -> list[str]:
     entries = definition.get("do", definition).get("params", [])  # foreach stages keep theirs under `do`
     keys = [name for entry in entries if isinstance(entry, dict)
             for file, names in entry.items() if file == "${paths.params}" for name in names]
     if key is not None:  # a foreach stage's entries name its item as ${key}
         keys = [k.replace("${key}", key) for k in keys]
     return keys
+
+
+def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
+    """The keys `stage` declares from the effective params file (dvc.yaml's `${paths.params}`)."""
+    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    try:
+        return _declared(dvc["stages"][stage], key)
+    except KeyError:
+        raise ConfigError(f"dvc.yaml has no stage {stage!r}") from None
+
+
+def keys_by_stage(params: dict, root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    """Every stage's declared keys, a foreach stage's once per item (as DVC names it, stage@item)."""
+    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    out = {}
+    for name, definition in dvc["stages"].items():
+        if "foreach" not in definition:
+            out[name] = _declared(definition)
+            continue
+        node = params
+        for part in definition["foreach"].strip("${}").split("."):
+            node = node[part]
+        out.update({f"{name}@{item}": _declared(definition, str(item)) for item in node})
+    return out
+
+
+def changed_keys(old: dict, new: dict) -> list[str]:
+    """The dotted keys whose value differs between two params trees (added and removed ones too)."""
+    a, b = flatten(old), flatten(new)
+    return sorted(k for k in a.keys() | b.keys() if k not in a or k not in b or a[k] != b[k])
+
+
+def stages_reading(keys: list[str], declared: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Stage -> the keys among `keys` it declares: a declared section covers the keys under it,
+    and a changed section (added or removed whole) every declared key under it."""
+    def reads(decl: str, key: str) -> bool:
+        return key == decl or key.startswith(decl + ".") or decl.startswith(key + ".")
+    out = {}
+    for stage, decls in declared.items():
+        hit = [k for k in keys if any(reads(d, k) for d in decls)]
+        if hit:
+            out[stage] = hit
+    return out
+
+
+def rerun_plan(written: dict | None, params: dict, root: Path = REPO_ROOT) -> str:
+    """What an edit reruns, read before DVC can see it: `dvc status` compares a stage's keys
+    with the params file validation writes, so until validate_params has run it lists only that
+    stage (and those that read params.yaml as a file)."""
+    if written is None:
+        return "no effective params written yet: every stage runs"
+    keys = changed_keys(written, params)
+    if not keys:
+        return "no effective param changed since the last validation"
+    readers = stages_reading(keys, keys_by_stage(params, root))
+    lines = [f"changed since the last validation: {', '.join(keys)}",
+             "stages that read them (they rerun; the stages after them rerun where their inputs change):"]
+    lines += [f"  {stage}: {', '.join(found)}" for stage, found in readers.items()] or ["  none"]
+    return "\n".join(lines)
 
 
 def effective_params(root: Path = REPO_ROOT) -> dict:

@@ -1,4 +1,6 @@
+import copy
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -9,7 +11,7 @@ import yaml
 
 from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
 from emergence.params import merged_params
-from emergence.stage import declared_params, stage_params
+from emergence.stage import changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stages_reading
 
 
 def write_params(tmp_path: Path, mutate) -> Path:
@@ -125,7 +127,12 @@ def test_validation_writes_the_effective_params_and_nothing_for_bad_ones(tmp_pat
     (tmp_path / "params.yaml").write_text("# a comment changes no value\n" + (tmp_path / "params.yaml").read_text())
     assert check().returncode == 0 and out_file.read_bytes() == first
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=0.002))  # another valid value
-    assert check().returncode == 0 and json.loads(out_file.read_bytes())["linear_map"]["train"]["lr"] == 0.002
+    plan = subprocess.run([sys.executable, "-m", "emergence.config", "plan"], cwd=tmp_path, capture_output=True,
+                          text=True).stdout
+    assert "linear_map.train.lr" in plan and "  linear_map_train:" in plan  # `make plan`, before validation
+    out = check()
+    assert out.returncode == 0 and json.loads(out_file.read_bytes())["linear_map"]["train"]["lr"] == 0.002
+    assert "  linear_map_train:" in out.stdout  # the same list opens validate_params' log
     out_file.unlink()
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=-1.0))
     out = check()
@@ -146,3 +153,40 @@ def test_a_stage_validates_itself_only_when_the_written_params_are_out_of_date(t
     assert run() == "False"
     write_params(tmp_path, lambda p: p["linear_map"]["analysis"].update(alpha=0.2))
     assert run() == "True"
+
+
+def test_changed_keys_finds_edits_additions_and_removals():
+    old = {"a": {"x": 1, "y": [1, 2]}, "b": 2, "gone": {"k": 1}}
+    new = {"a": {"x": 1, "y": [1, 3]}, "b": 2, "added": 5}
+    assert changed_keys(old, new) == ["a.y", "added", "gone.k"]
+    assert changed_keys(old, old) == []
+
+
+def test_stages_reading_matches_sections_both_ways():
+    declared = {"train": ["profile", "linear_map.train"], "analyse": ["linear_map.analysis.alpha"], "other": ["mirage"]}
+    assert stages_reading(["linear_map.train.lr"], declared) == {"train": ["linear_map.train.lr"]}
+    assert stages_reading(["linear_map.analysis"], declared) == {"analyse": ["linear_map.analysis"]}
+    assert stages_reading(["linear_map.analysis.beta"], declared) == {}
+
+
+def test_every_sparsity_row_is_its_own_stage_in_the_plan():
+    keys = keys_by_stage(load_params())
+    rows = [name for name in keys if name.startswith("sweep_sparsity@")]
+    assert rows and all(f"sweeps.sparsity.grid.{name.split('@')[1]}" in keys[name] for name in rows)
+
+
+def test_plan_names_the_stages_an_edit_reruns():
+    params = load_params()
+    assert "every stage runs" in rerun_plan(None, params)
+    assert "no effective param changed" in rerun_plan(params, params)
+    edited = copy.deepcopy(params)
+    edited["linear_map"]["analysis"]["plateau_threshold"] = 0.12
+    listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
+    assert listed == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
+                      "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary"}
+    edited = copy.deepcopy(params)
+    edited["linear_map"]["train"]["lr"] = 0.002
+    listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
+    assert {"linear_map_train", "sweep_architecture", "attention_bias"} <= listed
+    assert any(name.startswith("sweep_sparsity@") for name in listed)  # each row, by DVC's name for it
+    assert "linear_map_analyse" not in listed and "lm_train" not in listed
