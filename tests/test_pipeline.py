@@ -137,7 +137,8 @@ def test_noop_and_report_only_change(smoke_repo):
     try:  # validation rewrites the effective params, where the notebooks read it (the renderer's
         # appendix prints params.yaml itself); no other stage declares the key
         assert _changed(smoke_repo) == {"validate_params", "report_render"}
-        sh(["dvc", "repro", "validate_params"], smoke_repo)
+        log = sh(["dvc", "repro", "validate_params"], smoke_repo).stdout
+        assert re.search(r"^  report_notebooks: report\.max_figure_seeds$", log, flags=re.M), log  # its plan
         assert _changed(smoke_repo) == {"report_notebooks", "report_render"}
     finally:
         _restore_params(smoke_repo, original)
