@@ -184,9 +184,10 @@ if __name__ == "__main__":  # python -m emergence.config [check [PATH] | plan | 
         elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
             params = load_params()
             print(f"params ok (profile {params['profile']})")
-            if len(sys.argv) == 3:  # sorted JSON: its bytes change exactly when a value a stage
-                # could read does (a comment or a schema edit that still validates changes nothing)
+            if len(sys.argv) == 3:
                 print(rerun_plan(_written(), params))
+                # sorted JSON: its bytes change exactly when a value a stage could read does (a
+                # comment or a schema edit that still validates changes nothing downstream)
                 write_json(params, Path(sys.argv[2]))
         elif sys.argv[1:] == ["plan"]:  # what an edit reruns, before validate_params has run
             print(rerun_plan(_written(), load_params()))
