@@ -12,7 +12,6 @@ from (emergence/stage.py), so nothing is computed or written before validation.
 """
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from emergence.model import ModelArgs
 from emergence.params import PROFILES, REPO_ROOT, merged_params, set_profile
 from emergence.pythia import PythiaArgs
 from emergence.schema import ConfigError, load, number
-from emergence.stage import pipeline_paths, rerun_plan
+from emergence.stage import rerun_plan, written_params
 from emergence.train import TrainArgs
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,11 +170,6 @@ def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dic
     return validate(merged_params(root, profile))
 
 
-def _written(root: Path = REPO_ROOT) -> dict | None:
-    path = root / pipeline_paths(root)["params"]
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
 if __name__ == "__main__":  # python -m emergence.config [check [PATH] | plan | set-profile NAME]
     try:
         if len(sys.argv) == 3 and sys.argv[1] == "set-profile":
@@ -185,12 +179,12 @@ if __name__ == "__main__":  # python -m emergence.config [check [PATH] | plan | 
             params = load_params()
             print(f"params ok (profile {params['profile']})")
             if len(sys.argv) == 3:
-                print(rerun_plan(_written(), params))
+                print(rerun_plan(written_params(), params))
                 # sorted JSON: its bytes change exactly when a value a stage could read does (a
                 # comment or a schema edit that still validates changes nothing downstream)
                 write_json(params, Path(sys.argv[2]))
         elif sys.argv[1:] == ["plan"]:  # what an edit reruns, before validate_params has run
-            print(rerun_plan(_written(), load_params()))
+            print(rerun_plan(written_params(), load_params()))
         else:
             sys.exit("usage: python -m emergence.config [check [PATH] | plan | set-profile NAME]")
     except ConfigError as err:

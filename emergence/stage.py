@@ -114,14 +114,22 @@ def rerun_plan(written: dict | None, params: dict, root: Path = REPO_ROOT) -> st
     return "\n".join(lines)
 
 
+def written_params(root: Path = REPO_ROOT) -> dict | None:
+    """The params validate_params last wrote; None where there are none to trust (never written,
+    or unreadable, as after a git merge that left conflict markers in it)."""
+    try:
+        return json.loads((root / pipeline_paths(root)["params"]).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
 def effective_params(root: Path = REPO_ROOT) -> dict:
     """params.yaml with the active overlay merged in, validated. validate_params wrote them to
     the params file, which DVC runs first; a stage run by hand after an edit finds that file
     out of date and validates the merge itself (importing every schema, which the usual path
     skips), so a bad value still stops it with the key named."""
     merged = merged_params(root)
-    written = root / pipeline_paths(root)["params"]
-    if not (written.is_file() and json.loads(written.read_text()) == merged):
+    if written_params(root) != merged:
         importlib.import_module("emergence.config").validate(merged)
     return merged
 

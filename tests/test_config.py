@@ -11,7 +11,8 @@ import yaml
 
 from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
 from emergence.params import merged_params
-from emergence.stage import changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stages_reading
+from emergence.stage import (changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stages_reading,
+                             written_params)
 
 
 def write_params(tmp_path: Path, mutate) -> Path:
@@ -190,3 +191,15 @@ def test_plan_names_the_stages_an_edit_reruns():
     assert {"linear_map_train", "sweep_architecture", "attention_bias"} <= listed
     assert any(name.startswith("sweep_sparsity@") for name in listed)  # each row, by DVC's name for it
     assert "linear_map_analyse" not in listed and "lm_train" not in listed
+
+
+def test_params_left_unreadable_by_a_merge_count_as_not_written(tmp_path):
+    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
+    write_params(tmp_path, lambda p: None)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "params.json").write_text('{\n<<<<<<< HEAD\n  "profile": "default"\n=======\n')
+    assert written_params(tmp_path) is None
+    out = subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "every stage runs" in out.stdout
+    assert written_params(tmp_path) == merged_params(tmp_path)
