@@ -37,9 +37,13 @@ TIMINGS_DIR = Path("data/timings")
 SCRATCH = Path("data/.scratch")  # resume snapshots and the cell cache (not a DVC output)
 
 
+def _pipeline(root: Path) -> dict:
+    return yaml.safe_load((root / "dvc.yaml").read_text())
+
+
 def pipeline_paths(root: Path = REPO_ROOT) -> dict[str, str]:
     """The `paths` of dvc.yaml's vars: every result's location, written once."""
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    dvc = _pipeline(root)
     for entry in dvc.get("vars", []):
         if isinstance(entry, dict) and "paths" in entry:
             return dict(entry["paths"])
@@ -57,7 +61,7 @@ def _declared(definition: dict, key: str | None = None) -> list[str]:
 
 def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
     """The keys `stage` declares from the effective params file (dvc.yaml's `${paths.params}`)."""
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    dvc = _pipeline(root)
     try:
         return _declared(dvc["stages"][stage], key)
     except KeyError:
@@ -66,7 +70,7 @@ def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) 
 
 def keys_by_stage(params: dict, root: Path = REPO_ROOT) -> dict[str, list[str]]:
     """Every stage's declared keys, a foreach stage's once per item (as DVC names it, stage@item)."""
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
+    dvc = _pipeline(root)
     out = {}
     for name, definition in dvc["stages"].items():
         if "foreach" not in definition:
