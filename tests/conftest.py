@@ -3,6 +3,8 @@ import os
 import pytest
 import torch
 
+import smoke_build
+
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 torch.set_num_threads(1)
 
@@ -15,6 +17,37 @@ def tiny_cfg():
 
 
 def pytest_collection_modifyitems(items):
-    """The smoke pipeline first: it is the longest file, so under pytest-xdist the unit tests
-    fill the other workers while it runs instead of after it (stable, so every worker agrees)."""
-    items.sort(key=lambda item: 0 if item.get_closest_marker("pipeline") else 1)
+    """Test files in this order: the one that reads the smoke build (its first test starts the
+    build: minutes, while the other pytest-xdist workers run the unit tests), the unit tests,
+    then the files that edit copies of the build, which the workers share at the end. A stable
+    sort, so every worker sends the same order (the scheduler keeps it: --no-loadscope-reorder)."""
+    def rank(item):
+        if not item.get_closest_marker("pipeline"):
+            return 1
+        return 2 if "smoke_repo" in item.fixturenames else 0
+    items.sort(key=rank)
+
+
+def pytest_sessionfinish(session):
+    smoke_build.stop()  # an interrupted run leaves no build running behind it
+
+
+@pytest.fixture(autouse=True)
+def _yield_to_the_smoke_build(tmp_path_factory):
+    """While the smoke build runs, the unit tests beside it run at a lower priority: the build
+    is the run's longest chain (every file of pipeline tests waits for it), so the cores go to it
+    first and the unit tests take what it leaves."""
+    if smoke_build.running(smoke_build.run_folder(tmp_path_factory.getbasetemp())):
+        smoke_build.lower_priority()
+
+
+@pytest.fixture(scope="session")
+def smoke_built(tmp_path_factory):
+    """The repository after `dvc repro` on the smoke profile: read it, never edit it."""
+    return smoke_build.wait(smoke_build.run_folder(tmp_path_factory.getbasetemp()))
+
+
+@pytest.fixture(scope="module")
+def smoke_repo(smoke_built, tmp_path_factory):
+    """A copy of the smoke build of this test module's own, to edit and rerun."""
+    return smoke_build.copy_of(smoke_built, tmp_path_factory.mktemp("smoke") / "repo")

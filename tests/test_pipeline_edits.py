@@ -1,0 +1,96 @@
+"""What an edit reruns, on a copy of the smoke build: nothing for a no-op, the report for a
+report setting, the scorecard for a claims threshold, no training for an inactive overlay or the
+renderer, nothing at all for a bad value; and a clone that pulls the results from the default
+remote and has nothing to run."""
+import json
+import re
+
+import pytest
+import yaml
+
+from smoke_build import changed, edit, restore_params, sh
+
+pytestmark = pytest.mark.pipeline
+
+
+def test_noop_and_report_only_change(smoke_repo):
+    assert "up to date" in sh(["dvc", "status"], smoke_repo).stdout
+    params, written = smoke_repo / "params.yaml", (smoke_repo / "data" / "params.json").read_bytes()
+    original = edit(params, "max_figure_seeds: 16", "max_figure_seeds: 15")
+    try:  # validation rewrites the effective params, where the notebooks read it (the renderer's
+        # appendix prints params.yaml itself); no other stage declares the key
+        assert changed(smoke_repo) == {"validate_params", "report_render"}
+        log = sh(["dvc", "repro", "validate_params"], smoke_repo).stdout
+        assert re.search(r"^  report_notebooks: report\.max_figure_seeds$", log, flags=re.M), log  # its plan
+        assert changed(smoke_repo) == {"report_notebooks", "report_render"}
+    finally:
+        restore_params(smoke_repo, original, written)
+
+
+def test_a_claims_threshold_reruns_only_the_scorecard_and_the_report(smoke_repo):
+    params, written = smoke_repo / "params.yaml", (smoke_repo / "data" / "params.json").read_bytes()
+    before = changed(smoke_repo)  # whatever earlier tests left changed
+    original = edit(params, "most_of_gap: 0.5 ", "most_of_gap: 0.6 ")
+    try:  # only the scorecard reads it, and the renderer's appendix, which lists every parameter
+        sh(["dvc", "repro", "validate_params"], smoke_repo)
+        now = changed(smoke_repo)
+        assert now - before == {"claims_scorecard", "report_render"} - before
+        assert "claims_scorecard" in now
+    finally:
+        restore_params(smoke_repo, original, written)
+
+
+def test_lock_holds_no_timings_and_an_inactive_overlay_or_the_renderer_changes_little(smoke_repo):
+    lock = yaml.safe_load((smoke_repo / "dvc.lock").read_text())
+    outs = [o["path"] for stage in lock["stages"].values() for o in stage.get("outs", [])]
+    assert outs and not any("timings" in o for o in outs)
+    assert (smoke_repo / "data" / "timings" / "linear_map_train.json").is_file()
+    before = changed(smoke_repo)  # whatever earlier tests left changed
+    paper = smoke_repo / "profiles" / "paper.yaml"
+    original = edit(paper, "linear_map:", "linear_map:  # an edit to a profile that is not active")
+    try:  # no training stage: the scorecard (the paper profile's seed counts) and the entry page
+        # (its scale beside this run's) read it
+        now = changed(smoke_repo)
+        assert now - before == {"claims_scorecard", "report_render"} - before and "claims_scorecard" in now
+    finally:
+        paper.write_text(original)
+    render = smoke_repo / "emergence" / "render.py"
+    original = edit(render, '"""', '"""An edit. ')
+    try:
+        now = changed(smoke_repo)
+        assert now - before == {"report_render"} - before and "report_render" in now
+    finally:
+        render.write_text(original)
+
+
+def test_invalid_params_stop_the_pipeline(smoke_repo):
+    params = smoke_repo / "params.yaml"
+    original = params.read_text()
+    try:
+        data = yaml.safe_load(original)
+        data["linear_map"]["train"]["lr"] = -1.0  # not overridden by the smoke profile
+        params.write_text(yaml.safe_dump(data))
+        out = sh(["dvc", "repro"], smoke_repo, check=False)
+        assert out.returncode != 0
+        assert "linear_map.train.lr" in out.stdout + out.stderr
+    finally:
+        params.write_text(original)
+
+
+def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(smoke_repo):
+    """The default DVC remote (.dvc/config: a folder beside the repository) takes `dvc push`; a
+    fresh clone beside it pulls the same report and metrics, and `dvc status` has nothing to run."""
+    sh(["dvc", "repro"], smoke_repo)  # what the tests above left changed
+    sh(["git", "add", "-A"], smoke_repo)  # the smoke profile line, dvc.lock, metrics and plot data
+    sh(["git", "commit", "--allow-empty", "-qm", "results"], smoke_repo)
+    sh(["dvc", "push", "-q"], smoke_repo)
+    clone = smoke_repo.parent / f"{smoke_repo.name}-clone"
+    sh(["git", "clone", "-q", str(smoke_repo), str(clone)], smoke_repo.parent)
+    sh(["dvc", "pull", "-q"], clone)
+    for rel in ("report/_output/report.pdf", "report/_output/index.html", "data/metrics/summary.json",
+                "data/sweeps/sparsity_summary.nc"):
+        assert (clone / rel).read_bytes() == (smoke_repo / rel).read_bytes(), rel
+    assert "up to date" in sh(["dvc", "status"], clone).stdout
+    metrics = json.loads((clone / "data" / "metrics" / "summary.json").read_text())
+    assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "automata", "mixers",
+                                                   "language_models", "mirage", "precision", "attention_bias"}

@@ -1,0 +1,48 @@
+"""An analysis threshold, on a copy of the smoke build: it reruns the analyses and retrains
+nothing, and the comparison page between the committed results and the edit lists it."""
+import re
+import sys
+
+import pytest
+
+from smoke_build import EXTERNAL, edit, sh
+
+pytestmark = pytest.mark.pipeline
+
+
+def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
+    params = smoke_repo / "params.yaml"
+    original = edit(params, "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
+    try:  # up to the report's inputs: the report after them is the same two stages as any other change's
+        out = sh(["dvc", "repro", "claims_scorecard", "sweep_precision_summary"], smoke_repo)
+        ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
+        assert ran == {"validate_params", "linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
+                       "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary",
+                       "claims_scorecard"}, ran
+        assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar
+    finally:
+        params.write_text(original)
+
+
+def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revisions(smoke_repo):
+    """A parameter that changes results without training (the linear map's plateau threshold):
+    `make compare` against the last commit lists exactly it, the metrics it moved and draws both
+    revisions, read from DVC's cache. After the test above, so DVC's run cache serves the
+    analyses at the edited threshold."""
+    assert sh(["git", "log", "-1", "--format=%s"], smoke_repo).stdout.strip() == "results"  # the copy's
+    params = smoke_repo / "params.yaml"
+    original = edit(params, "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
+    try:
+        out = sh(["dvc", "repro", "summary_metrics", "claims_scorecard"], smoke_repo)
+        assert "train group" not in out.stdout + out.stderr
+        sh([sys.executable, "-m", "emergence.compare", "HEAD"], smoke_repo)
+        page = (smoke_repo / "report" / "_compare" / "compare.html").read_text().replace("\u200b", "")
+        changed = page.split('id="parameters-that-changed"')[1].split('id="verdicts-that-changed"')[0]
+        assert re.findall(r"<td[^>]*>([a-z_]+\.[\w.]+)</td>", changed) == ["linear_map.analysis.plateau_threshold"]
+        metrics = page.split('id="summary-metrics-that-changed"')[1].split('id="key-figures"')[0]
+        assert "km_median_plateau_end" in metrics and "language_models." not in metrics  # what moved, only that
+        assert page.count("data:image/png") == 4 and not EXTERNAL.search(page)
+        assert (smoke_repo / "report" / "_compare" / "compare.pdf").stat().st_size > 10_000
+        assert len(sh(["git", "worktree", "list"], smoke_repo).stdout.splitlines()) == 1  # the base's is removed
+    finally:
+        params.write_text(original)
