@@ -81,7 +81,7 @@ def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(sm
     """The default DVC remote (.dvc/config: a folder beside the repository) takes `dvc push`; a
     fresh clone beside it pulls the same report and metrics, and `dvc status` has nothing to run."""
     sh(["dvc", "repro"], smoke_repo)  # what the tests above left changed
-    sh(["git", "add", "-A"], smoke_repo)  # the smoke profile line, dvc.lock, metrics and plot data
+    sh(["git", "add", "-A"], smoke_repo)  # the copy committed the build's results; this, what reran since
     sh(["git", "commit", "--allow-empty", "-qm", "results"], smoke_repo)
     sh(["dvc", "push", "-q"], smoke_repo)
     clone = smoke_repo.parent / f"{smoke_repo.name}-clone"
