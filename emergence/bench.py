@@ -20,6 +20,8 @@ as the seed-batched matmuls the step runs). Also measured, in the same process l
   thread, run at once, in seed-steps/s summed over processes, and the `execution.slowdown`
   that implies (a cell's time in a one-thread worker over its time alone with every thread),
   and against one one-thread process alone, what each added core adds (`per_added_core`);
+- `worker_start_s`: how long a pool of one-thread workers, one per thread, takes to start and
+  import what a cell build imports (`execution.worker_start_s`);
 - `evaluation`: the periodic evaluation (emergence.train.evaluate) with and without the
   per-example answers, and the share of a whole run (its steps and its evaluation schedule)
   that keeping them adds.
@@ -39,6 +41,7 @@ import torch
 
 from emergence.allocator import keep_freed_memory
 from emergence.config import load_params
+from emergence.executor import Plan, worker_start_seconds
 from emergence.experiments.cells import task_module
 from emergence.experiments.mixer_comparison import cell_config, settings
 from emergence.io import write_json
@@ -343,6 +346,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     plain: dict[str, list[float]] = {}
     layout: dict[str, list[dict]] = {}
     evaluation: dict[str, list[dict]] = {}
+    worker_start: list[float] = []
     for r in range(rounds):
         for p in precisions:
             ceilings[p].append(matmul_ceiling(threads, DTYPES[p]) if device == "cpu" else _gpu_ceiling(DTYPES[p]))
@@ -378,6 +382,8 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                       f"{row['evaluation_with_examples_s'] * 1e3:7.1f} ms with per-example answers "
                       f"(+{row['examples_share_of_run']:.1%} of a run)", flush=True)
         if device == "cpu" and threads > 1:
+            worker_start.append(worker_start_seconds(Plan(threads, 1)))
+            print(f"round {r + 1}/{rounds} {threads} workers start in {worker_start[-1]:.2f} s", flush=True)
             for name in LAYOUT_CONFIGS:
                 for p in precisions:
                     full = name + ("+bf16" if p != "float32" else "")
@@ -439,6 +445,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                                             "batch_size": k[3], "gflop_per_s": v} for k, v in shape_ceilings.items()],
             "flop_counting": "analytic: 3 x forward matmul FLOPs (2 per multiply-add), causal attention counted at half",
             "results": rows, "best": best, "vs_plain_loop": vs_plain, "process_layout": layouts,
+            "worker_start_s": _summary(worker_start) if worker_start else None,
             "evaluation": {name: {**runs[0], **{k: _summary([x[k] for x in runs]) for k in (
                 "step_s", "evaluation_s", "evaluation_with_examples_s", "examples_share_of_run",
                 "evaluation_share_of_run")}} for name, runs in evaluation.items()}}
@@ -482,6 +489,7 @@ def main() -> None:
     print("matmul ceilings (GFLOP/s): " + json.dumps(result["matmul_ceiling_gflop_per_s"]))
     print("against the plain loop: " + json.dumps(result["vs_plain_loop"], indent=1))
     print("process layout: " + json.dumps(result["process_layout"], indent=1))
+    print("worker start-up (s): " + json.dumps(result["worker_start_s"]))
     print(f"wrote {args.out}")
 
 

@@ -32,6 +32,7 @@ from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
 from emergence.stage import SCRATCH
 from emergence.train import resolve_device
+from stages.lm_train import variant_seconds
 
 
 def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
@@ -57,10 +58,9 @@ def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:
     out = []
     for name, (size, kind) in lm.variants(section).items():
         steps = train["steps"] + (section["pretraining"]["steps"] if kind else 0)
-        cfg = lm.model_config(section["sizes"][size], layout)
         sequences = float(steps * train["batch_size"] * train["n_seeds"])
-        out.append((name, training_flops(cfg, layout["seq_len"], sequences), float(steps * train["n_seeds"]),
-                    build_seconds(cfg, layout["seq_len"], sequences)))
+        out.append((name, training_flops(lm.model_config(section["sizes"][size], layout), layout["seq_len"], sequences),
+                    float(steps * train["n_seeds"]), variant_seconds(section, size, kind)))
     return out
 
 

@@ -20,9 +20,11 @@ scratch folder (data/.scratch/slurm/<stage>/<job id>).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,6 +64,7 @@ class ExecutionArgs:
     workers: int = number(0, 4096)             # worker processes; 0 = cores // threads_per_worker
     threads_per_worker: int = number(1, 4096)  # torch threads in each worker
     slowdown: float = number(1.0, 4096.0)      # a cell's time in a worker / in one process with every core
+    worker_start_s: float = number(0.0, 3600.0)  # seconds a spawned worker takes to be ready (imports)
     slurm: SlurmArgs = field(default_factory=SlurmArgs)
 
 
@@ -85,10 +88,12 @@ def makespan(costs: list[float], workers: int) -> float:
 
 def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str = "cpu",
          thread_dependent: bool = False) -> Plan:
-    """Workers and threads for building entries that cost `costs` (relative; in this process
-    with every core). Workers only where they are expected to finish sooner: a worker runs each
-    entry `slowdown` times slower, so one long entry among short ones, or three on two workers,
-    build faster here. `cell_threads` is the cells' own `train.threads` (0: unset). In this
+    """Workers and threads for building entries that cost `costs` (expected seconds in this
+    process with every core: emergence/experiments/cells.build_seconds). Workers only where they
+    are expected to finish sooner by more than a worker takes to start (`worker_start_s`: a
+    spawned process imports torch and the library before its first entry): a worker runs each
+    entry `slowdown` times slower, so one long entry among short ones, three on two workers, or
+    a few seconds of entries, build faster here. `cell_threads` is the cells' own `train.threads` (0: unset). In this
     process: CUDA (one device), and entries whose results depend on the thread count (CPU
     bfloat16: their cache keys record this process's threads, so no plan may change them)."""
     cores, here = usable_cores(), Plan(1, torch.get_num_threads())
@@ -96,7 +101,7 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
         return here
     threads = min(cell_threads or execution["threads_per_worker"], cores)
     workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))
-    if workers < 2 or makespan(costs, workers) * execution["slowdown"] >= sum(costs):
+    if workers < 2 or sum(costs) - makespan(costs, workers) * execution["slowdown"] <= execution["worker_start_s"]:
         return here
     return Plan(workers, threads)
 
@@ -122,6 +127,29 @@ def _worker_environment(threads: int) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def _pool(p: Plan) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(p.workers, mp_context=get_context("spawn"), initializer=_start_worker,
+                               initargs=(p.threads,))
+
+
+def _imported(module: str) -> str:
+    importlib.import_module(module)
+    return module
+
+
+def worker_start_seconds(p: Plan, module: str = "emergence.experiments.cells") -> float:
+    """Seconds from starting a pool of p.workers until each has imported `module` (what a cell
+    build unpickles first: torch and the library), the pool's shutdown not counted: what
+    `execution.worker_start_s` stands for (`make bench` measures it)."""
+    start = time.perf_counter()
+    with _pool(p) as pool:
+        with _worker_environment(p.threads):
+            futures = [pool.submit(_imported, module) for _ in range(p.workers)]
+        for future in futures:
+            future.result()
+        return time.perf_counter() - start
+
+
 def run_jobs(fn: Callable, jobs: list[tuple], p: Plan, costs: list[float] | None = None,
              desc: str = "entries") -> list[Any]:
     """fn(*args) for each job, in this process (p.workers == 1) or in p.workers spawned
@@ -131,8 +159,7 @@ def run_jobs(fn: Callable, jobs: list[tuple], p: Plan, costs: list[float] | None
         return [fn(*args) for args in jobs]
     order = sorted(range(len(jobs)), key=lambda i: -(costs[i] if costs else 0.0))
     results: list[Any] = [None] * len(jobs)
-    with ProcessPoolExecutor(p.workers, mp_context=get_context("spawn"), initializer=_start_worker,
-                             initargs=(p.threads,)) as pool:
+    with _pool(p) as pool:
         with _worker_environment(p.threads):
             futures = {pool.submit(fn, *jobs[i]): i for i in order}
         with tqdm(total=len(jobs), desc=f"{desc} ({p.workers} workers x {p.threads} threads)") as bar:

@@ -14,25 +14,28 @@ from pathlib import Path
 
 from emergence.experiments import language_model as lm
 from emergence.experiments.cache import RECORDS, build_missing, cached
+from emergence.experiments.cells import build_seconds
 from emergence.io import atomic_dir
-from emergence.model import parameter_count
 from emergence.stage import SCRATCH, stage_run
 
 
-def _cost(section: dict, size: str, kind: str | None) -> float:
-    """Relative cost, to start the longest builds first: parameters, and a twin's pre-pretraining."""
-    steps = section["train"]["steps"] + (section["pretraining"]["steps"] if kind else 0)
-    return float(parameter_count(lm.model_config(section["sizes"][size], lm.layout_of(section))) * steps)
+def variant_seconds(section: dict, size: str, kind: str | None) -> float:
+    """Expected build seconds on one core (the sweeps' cost model), a twin's pre-pretraining
+    included: the longest builds start first, and workers start only where they save time."""
+    layout, train = lm.layout_of(section), section["train"]
+    steps = train["steps"] + (section["pretraining"]["steps"] if kind else 0)
+    return build_seconds(lm.model_config(section["sizes"][size], layout), layout["seq_len"],
+                         float(steps * train["batch_size"] * train["n_seeds"]))
 
 
 def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Every variant into out_dir/<variant>/ (train.nc, checkpoints/); the missing ones built
-    through the `execution` workers, the costliest (most parameters, then the twins) first."""
+    through the `execution` workers, the costliest first."""
     section = params["language_model"]
     names, train = lm.variants(section), section["train"]
     requests = {name: (lm.NAME, lm.training_key(params, size, kind),
                        partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
-                       _cost(section, size, kind))
+                       variant_seconds(section, size, kind))
                 for name, (size, kind) in names.items()}
     build_missing(scratch, list(requests.values()), params["execution"], [train], desc="language models")
     with atomic_dir(out_dir) as tmp:

@@ -6,16 +6,16 @@ import pytest
 
 from emergence import build_log, executor
 from emergence.config import load_params
-from emergence.executor import Plan, plan, run_jobs
+from emergence.executor import Plan, plan, run_jobs, worker_start_seconds
 from emergence.experiments import cache, cells
 
-SERIAL = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0}
-POOLED = {"executor": "local", "workers": 2, "threads_per_worker": 1, "slowdown": 1.0}
+SERIAL = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
+POOLED = {"executor": "local", "workers": 2, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
 
 
 def test_threads_never_exceed_the_cores(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
-    auto = {"executor": "local", "workers": 0, "threads_per_worker": 4, "slowdown": 1.0}
+    auto = {"executor": "local", "workers": 0, "threads_per_worker": 4, "slowdown": 1.0, "worker_start_s": 0.0}
     assert plan(auto, [1.0] * 10) == Plan(4, 4)
     assert plan(dict(auto, workers=8), [1.0] * 10) == Plan(4, 4)       # 8 x 4 threads would be 32 on 16 cores
     assert plan(dict(auto, threads_per_worker=1), [1.0] * 3) == Plan(3, 1)  # no more workers than entries
@@ -28,11 +28,21 @@ def test_threads_never_exceed_the_cores(monkeypatch):
 
 def test_workers_only_where_they_finish_sooner(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
-    two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66}
+    two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66, "worker_start_s": 0.0}
     assert plan(two, [1.0] * 8).workers == 2       # 4 rounds x 1.66 = 6.6 < 8
     assert plan(two, [1.0] * 3).workers == 1       # 2 rounds x 1.66 = 3.3 > 3
     assert plan(two, [10.0, 1.0, 1.0]).workers == 1  # the long cell alone takes 16.6 > 12
+    # ...and sooner by more than the workers take to start: 8 cells of 1 s save 1.4 s
+    assert plan(dict(two, worker_start_s=1.0), [1.0] * 8).workers == 2
+    assert plan(dict(two, worker_start_s=4.0), [1.0] * 8).workers == 1
+    assert plan(dict(two, worker_start_s=4.0), [100.0] * 8).workers == 2  # 800 s against 664
     assert executor.makespan([5.0, 4.0, 3.0, 3.0], 2) == 8.0
+
+
+def test_worker_start_up_is_timed_until_every_worker_has_imported_the_build_code():
+    assert worker_start_seconds(Plan(1, 1), "emergence.schema") > 0
+    with pytest.raises(ModuleNotFoundError):
+        worker_start_seconds(Plan(1, 1), "emergence.no_such_module")
 
 
 def _square(x):

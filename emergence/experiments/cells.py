@@ -124,7 +124,8 @@ def cell_flops(cell: dict) -> tuple[float, float]:
 # Seconds per unit of each term of a cell's build time on one core, fitted by least squares
 # (relative error) to the 35 cells of a default run measured in one-thread workers on an Intel
 # Xeon: within ~35% for attention models, while the recurrent mixers' reference scans run 2-3x
-# slower than predicted. Only their ratios matter: they order builds and choose workers.
+# slower than predicted. They order builds and choose workers (against a worker's start-up
+# time, in seconds: emergence/executor.py).
 SECONDS_PER_FLOP, SECONDS_PER_SCORE, SECONDS_PER_TOKEN_LAYER = 1.0e-11, 6.4e-9, 1.46e-6
 
 
