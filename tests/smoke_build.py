@@ -28,9 +28,13 @@ STALE = ("dvc.lock", "data/linear_map/metrics.json", "data/linear_map/plots")
 
 
 def sh(args, cwd, check=True):
+    """Run a command of the pipeline tests. Its torch runs one thread: the smoke build and the
+    reruns share the cores with the pytest-xdist workers, and a multi-threaded step whose
+    threads wait for one another behind another process's slows the smoke stages fivefold
+    (the smoke cells gain nothing from a second thread; in float32 the bytes do not depend on it)."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
+               GIT_COMMITTER_EMAIL="t@t", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     out = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
     if check and out.returncode != 0:
         raise AssertionError(f"{args} failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
