@@ -25,7 +25,6 @@ from emergence.precision import PRECISIONS
 from emergence.schema import ConfigError, number
 
 STATISTICS = ("plateau_end_step", "emergence_step", "final_loss", "unit_transition_width")
-N_BOOT = 2000
 
 
 @dataclass(frozen=True, kw_only=True)
