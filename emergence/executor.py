@@ -93,9 +93,10 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
     are expected to finish sooner by more than a worker takes to start (`worker_start_s`: a
     spawned process imports torch and the library before its first entry): a worker runs each
     entry `slowdown` times slower, so one long entry among short ones, three on two workers, or
-    a few seconds of entries, build faster here. `cell_threads` is the cells' own `train.threads` (0: unset). In this
-    process: CUDA (one device), and entries whose results depend on the thread count (CPU
-    bfloat16: their cache keys record this process's threads, so no plan may change them)."""
+    a few seconds of entries, build faster here. `cell_threads` is the cells' own
+    `train.threads` (0: unset). In this process: CUDA (one device), and entries whose results
+    depend on the thread count (CPU bfloat16: their cache keys record this process's threads,
+    so no plan may change them)."""
     cores, here = usable_cores(), Plan(1, torch.get_num_threads())
     if device != "cpu" or thread_dependent or len(costs) < 2:
         return here
