@@ -20,10 +20,12 @@ scratch folder (data/.scratch/slurm/<stage>/<job id>).
 """
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -76,6 +78,76 @@ class Plan:
 
 def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+# Builds running on this machine, across pipelines and clones: one file per process, named by
+# its pid, holding the torch threads its build runs.
+BUILDS = Path(tempfile.gettempdir()) / f"emergence-builds-{os.getuid() if hasattr(os, 'getuid') else 0}"
+
+
+def threads_beside(held: int, cores: int, wanted: int) -> int:
+    """A build's threads when other builds hold `held` threads: what it wants, but never more
+    than the cores they leave, and at least one."""
+    return max(1, min(wanted, cores - held))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def held_threads(registry: Path, own_pid: int) -> int:
+    """Threads the other live builds in `registry` hold; the files of builds that died are removed."""
+    held = 0
+    for entry in registry.iterdir():
+        try:
+            pid, threads = int(entry.name), int(entry.read_text())
+        except (ValueError, OSError):
+            continue
+        if pid == own_pid:
+            continue
+        if _alive(pid):
+            held += threads
+        else:
+            entry.unlink(missing_ok=True)
+    return held
+
+
+@contextmanager
+def sharing_cores(registry: Path = BUILDS) -> Iterator[int]:
+    """Run a CPU build with no more torch threads than the other builds on this machine leave
+    (each registers its threads for its duration), so that two pipelines on one machine do not
+    run more threads than cores, where a multi-threaded step waits for a thread that another
+    process holds up. A build that starts while others run takes what they leave, at least one
+    thread; one that is running keeps its threads until it ends (the thread count is set per
+    build, outside the training loop). Measured on 2 cores, two linear-map builds started 3 s
+    apart: both done in 95 s with two threads each, 80 s with this (two and one), 53 s with one
+    each; 27.5 s for one alone. Not on SLURM, where each task has cores of its own. Yields the
+    threads; the process's own count is restored after."""
+    before = torch.get_num_threads()
+    if os.environ.get("SLURM_JOB_ID"):
+        yield before
+        return
+    registry.mkdir(parents=True, exist_ok=True)
+    mine = registry / str(os.getpid())
+    if mine.exists():  # a build inside this process's build: the outer one holds the threads
+        yield before
+        return
+    with open(registry / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two builds starting together must see each other
+        threads = threads_beside(held_threads(registry, os.getpid()), usable_cores(), before)
+        mine.write_text(str(threads))
+    torch.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        mine.unlink(missing_ok=True)
+        torch.set_num_threads(before)
 
 
 def makespan(costs: list[float], workers: int) -> float:

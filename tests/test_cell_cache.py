@@ -1,5 +1,6 @@
 """The cell cache: a damaged entry is rebuilt, never read; untrusted torch files are refused."""
 import json
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -27,6 +28,23 @@ def test_entry_is_built_once_and_checksummed(tmp_path):
     manifest = json.loads((entry / MANIFEST).read_text())
     assert sorted(manifest) == [BUILD_RECORD, "results.nc", "sub/a.pt"]
     assert cached(tmp_path, "t", {"a": 2}, _builder(calls)) != entry and len(calls) == 2
+
+
+def test_only_builds_whose_bytes_ignore_the_thread_count_share_the_cores(tmp_path, monkeypatch):
+    shared = []
+
+    @contextmanager
+    def sharing_cores():
+        shared.append(True)
+        yield 1
+
+    monkeypatch.setattr(cache, "sharing_cores", sharing_cores)
+    float32 = {"device": "cpu", "precision": "float32"}
+    cached(tmp_path, "t", {"runs_on": float32}, _builder([]))
+    assert shared == [True]
+    cached(tmp_path, "t", {"runs_on": dict(float32, precision="bf16-autocast", threads=2)}, _builder([]))  # keyed by them
+    cached(tmp_path, "t", {"runs_on": dict(float32, device="cuda")}, _builder([]))
+    assert shared == [True]
 
 
 def test_lookups_report_what_the_cells_cost_to_build(tmp_path, monkeypatch):

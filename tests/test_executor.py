@@ -1,8 +1,12 @@
 """Cells built by parallel workers: the same bytes as one process, threads within the cores."""
 import copy
 import hashlib
+import os
+import subprocess
+import sys
 
 import pytest
+import torch
 
 from emergence import build_log, executor
 from emergence.config import load_params
@@ -43,6 +47,56 @@ def test_worker_start_up_is_timed_until_every_worker_has_imported_the_build_code
     assert worker_start_seconds(Plan(1, 1), "emergence.schema") > 0
     with pytest.raises(ModuleNotFoundError):
         worker_start_seconds(Plan(1, 1), "emergence.no_such_module")
+
+
+def test_a_build_takes_the_cores_other_builds_leave():
+    assert executor.threads_beside(0, 16, 4) == 4    # alone: what it asks for
+    assert executor.threads_beside(14, 16, 4) == 2   # two cores left
+    assert executor.threads_beside(2, 2, 2) == 1     # none left: one thread, never none
+
+
+def test_builds_that_died_hold_no_threads(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(done.stdout)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / str(dead)).write_text("8")
+        (tmp_path / str(alive.pid)).write_text("3")
+        (tmp_path / str(os.getpid())).write_text("5")  # this process's own build is not another's
+        (tmp_path / "not-a-pid").write_text("x")
+        assert executor.held_threads(tmp_path, os.getpid()) == 3
+        assert not (tmp_path / str(dead)).exists()
+    finally:
+        alive.kill()
+        alive.wait()
+
+
+def test_a_build_beside_another_runs_what_the_cores_leave_and_gives_them_back(tmp_path, monkeypatch):
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with executor.sharing_cores(tmp_path) as alone:
+            assert alone == 2 and (tmp_path / str(os.getpid())).read_text() == "2"
+            with executor.sharing_cores(tmp_path) as inner:   # nested: the outer build holds them
+                assert inner == 2
+            assert (tmp_path / str(os.getpid())).exists()
+        assert not (tmp_path / str(os.getpid())).exists()
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            (tmp_path / str(other.pid)).write_text("1")
+            with executor.sharing_cores(tmp_path) as beside:
+                assert beside == 1 and torch.get_num_threads() == 1
+            assert torch.get_num_threads() == 2
+            monkeypatch.setenv("SLURM_JOB_ID", "1")  # a SLURM task's cores are its own
+            with executor.sharing_cores(tmp_path) as on_slurm:
+                assert on_slurm == 2
+        finally:
+            other.kill()
+            other.wait()
+    finally:
+        torch.set_num_threads(before)
 
 
 def _square(x):

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
 from emergence import build_log
-from emergence.executor import plan, run_jobs, run_slurm
+from emergence.executor import plan, run_jobs, run_slurm, sharing_cores
 from emergence.experiments.runner import runs_on
 from emergence.io import atomic_dir, config_hash, file_digest, write_json
 
@@ -47,8 +48,11 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None])
         build_log.LOOKUPS.append({"entry": entry.name, "built": False, "seconds": _build_seconds(entry)})
         return entry
     shutil.rmtree(entry, ignore_errors=True)
+    runs = key.get("runs_on", {}) if isinstance(key, dict) else {}
+    # the threads of a CPU float32 build never change its bytes; a CPU bfloat16 build's are in its key
+    shares = runs.get("device") == "cpu" and "threads" not in runs
     start = time.perf_counter()
-    with atomic_dir(entry) as tmp:
+    with atomic_dir(entry) as tmp, (sharing_cores() if shares else nullcontext()):
         build(tmp)
         seconds = round(time.perf_counter() - start, 2)
         write_json({"seconds": seconds}, tmp / BUILD_RECORD)
