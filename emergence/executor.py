@@ -130,18 +130,21 @@ def sharing_cores(registry: Path = BUILDS) -> Iterator[int]:
     each; 27.5 s for one alone. Not on SLURM, where each task has cores of its own. Yields the
     threads; the process's own count is restored after."""
     before = torch.get_num_threads()
-    if os.environ.get("SLURM_JOB_ID"):
-        yield before
-        return
-    registry.mkdir(parents=True, exist_ok=True)
     mine = registry / str(os.getpid())
-    if mine.exists():  # a build inside this process's build: the outer one holds the threads
+    if os.environ.get("SLURM_JOB_ID") or mine.exists():  # on SLURM; inside this process's own build
         yield before
         return
-    with open(registry / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two builds starting together must see each other
-        threads = threads_beside(held_threads(registry, os.getpid()), usable_cores(), before)
-        mine.write_text(str(threads))
+    try:
+        registry.mkdir(parents=True, exist_ok=True)
+        with open(registry / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # two builds starting together must see each other
+            threads = threads_beside(held_threads(registry, os.getpid()), usable_cores(), before)
+            mine.write_text(str(threads))
+    except OSError:  # no writable temporary folder: build as before, unregistered
+        threads = None
+    if threads is None:
+        yield before
+        return
     torch.set_num_threads(threads)
     try:
         yield threads

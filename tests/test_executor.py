@@ -92,6 +92,10 @@ def test_a_build_beside_another_runs_what_the_cores_leave_and_gives_them_back(tm
             monkeypatch.setenv("SLURM_JOB_ID", "1")  # a SLURM task's cores are its own
             with executor.sharing_cores(tmp_path) as on_slurm:
                 assert on_slurm == 2
+            monkeypatch.delenv("SLURM_JOB_ID")
+            (tmp_path / "file").write_text("")
+            with executor.sharing_cores(tmp_path / "file" / "registry") as unwritable:  # builds unregistered
+                assert unwritable == 2
         finally:
             other.kill()
             other.wait()
