@@ -93,11 +93,11 @@ def threads_beside(held: int, cores: int, wanted: int) -> int:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # PermissionError: alive, another user's
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True
 
 
@@ -141,8 +141,8 @@ def sharing_cores(registry: Path = BUILDS) -> Iterator[int]:
             threads = threads_beside(held_threads(registry, os.getpid()), usable_cores(), before)
             mine.write_text(str(threads))
     except OSError:  # no writable temporary folder: build as before, unregistered
-        threads = None
-    if threads is None:
+        threads = 0
+    if not threads:
         yield before
         return
     torch.set_num_threads(threads)

@@ -36,6 +36,12 @@ def _intact(entry: Path) -> bool:
     return all((entry / rel).is_file() and file_digest(entry / rel) == digest for rel, digest in manifest.items())
 
 
+def thread_dependent(runs: dict) -> bool:
+    """Whether a build's bytes depend on its thread count (CPU bfloat16: `runs_on` then records
+    the threads, and they are part of its key); a CPU float32 build's never do (tested)."""
+    return "threads" in runs
+
+
 def entry_of(scratch: Path, name: str, key: object) -> Path:
     return scratch / "cells" / f"{name}-{config_hash(key)}"
 
@@ -49,8 +55,7 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None])
         return entry
     shutil.rmtree(entry, ignore_errors=True)
     runs = key.get("runs_on", {}) if isinstance(key, dict) else {}
-    # the threads of a CPU float32 build never change its bytes; a CPU bfloat16 build's are in its key
-    shares = runs.get("device") == "cpu" and "threads" not in runs
+    shares = runs.get("device") == "cpu" and not thread_dependent(runs)
     start = time.perf_counter()
     with atomic_dir(entry) as tmp, (sharing_cores() if shares else nullcontext()):
         build(tmp)
@@ -88,8 +93,8 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
             todo[entry] = ((scratch, name, key, build), cost)
     jobs = list(todo.values())
     runs = [runs_on(train) for train in trains]
-    thread_dependent = any("threads" in r for r in runs)
-    slurm = execution["executor"] == "slurm" and not thread_dependent
+    keeps_threads = any(thread_dependent(r) for r in runs)
+    slurm = execution["executor"] == "slurm" and not keeps_threads
 
     def slurm_workers(n_jobs: int) -> int:
         return min(n_jobs, execution["slurm"]["array_parallelism"])
@@ -97,7 +102,7 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     def plan_for(job_costs: list[float]):
         return plan(execution, job_costs, cell_threads=max((t["threads"] for t in trains), default=0),
                     device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
-                    thread_dependent=thread_dependent)
+                    thread_dependent=keeps_threads)
 
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
