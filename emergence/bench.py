@@ -200,11 +200,11 @@ def evaluation_share(steps: int, n_evals: int, step_s: float, eval_s: float, ext
     return n_evals * extra_s / (steps * step_s + n_evals * eval_s)
 
 
-def _measure_evaluation(args: tuple) -> dict:
-    """Seconds per evaluation of one seed group without and with the per-example answers
-    (alternated, medians of 5 each), the training step's seconds in the same process, and the
-    share of a whole run the per-example answers add."""
-    config_name, task_name, section, threads, seconds, device = args
+def step_and_evaluation_seconds(task_name: str, section: dict, threads: int, seconds: float, device: str,
+                                examples: tuple[str, ...] = ("none",), repeats: int = 5) -> tuple[float, dict[str, float]]:
+    """Seconds per training step of one seed group (timed after warm-up) and, in the same
+    process, the median seconds per evaluation (emergence.train.evaluate, no attention maps) of
+    that group at each per-example setting of `examples`, alternated."""
     train, task, cfg = _prepared(task_name, section, threads, device)
     seeds = list(range(train["seeds_per_group"]))
     model = SeedTransformer(cfg, seeds).to(device)
@@ -216,20 +216,31 @@ def _measure_evaluation(args: tuple) -> dict:
         train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"], precision=train["precision"])
 
     n, elapsed, _ = _timed(step, seconds, device)
-    times: dict[bool, list[float]] = {False: [], True: []}
+    times: dict[str, list[float]] = {e: [] for e in examples}
     evaluate(model, task, want_maps=False)
-    for _ in range(5):
-        for per_example in (False, True):
+    for _ in range(repeats):
+        for e in examples:
             start = time.perf_counter()
-            evaluate(model, task, want_maps=False, examples="units" if per_example else "none")
-            times[per_example].append(time.perf_counter() - start)
-    without, with_ = _median(times[False]), _median(times[True])
+            evaluate(model, task, want_maps=False, examples=e)
+            times[e].append(time.perf_counter() - start)
+    return elapsed / n, {e: _median(t) for e, t in times.items()}
+
+
+def _measure_evaluation(args: tuple) -> dict:
+    """Seconds per evaluation of one seed group without and with the per-example answers
+    (alternated, medians of 5 each), the training step's seconds in the same process, and the
+    share of a whole run the per-example answers add."""
+    config_name, task_name, section, threads, seconds, device = args
+    train = section["train"]
+    step_s, evals = step_and_evaluation_seconds(task_name, section, threads, seconds, device, ("none", "units"))
+    without, with_ = evals["none"], evals["units"]
     n_evals = len(schedules(train)[0])
-    return {"config": config_name, "seeds_per_group": len(seeds), "eval_sequences": int(task.eval_tokens.shape[0]),
-            "evaluations_per_run": n_evals, "steps_per_run": train["steps"], "step_s": elapsed / n,
+    return {"config": config_name, "seeds_per_group": train["seeds_per_group"],
+            "eval_sequences": int(section["task"]["eval_sequences"]),
+            "evaluations_per_run": n_evals, "steps_per_run": train["steps"], "step_s": step_s,
             "evaluation_s": without, "evaluation_with_examples_s": with_,
-            "examples_share_of_run": evaluation_share(train["steps"], n_evals, elapsed / n, without, with_ - without),
-            "evaluation_share_of_run": evaluation_share(train["steps"], n_evals, elapsed / n, 0.0, without)}
+            "examples_share_of_run": evaluation_share(train["steps"], n_evals, step_s, without, with_ - without),
+            "evaluation_share_of_run": evaluation_share(train["steps"], n_evals, step_s, 0.0, without)}
 
 
 BASE_CONFIGS = ("paper", "default", "cellular_automata")

@@ -13,6 +13,7 @@ from (emergence/stage.py), so nothing is computed or written before validation.
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -33,7 +34,7 @@ from emergence.model import ModelArgs
 from emergence.params import PROFILES, REPO_ROOT, merged_params, set_profile
 from emergence.pythia import PythiaArgs
 from emergence.schema import ConfigError, load, number
-from emergence.stage import rerun_plan, written_params
+from emergence.stage import record_time, rerun_plan, written_params
 from emergence.train import TrainArgs
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,13 +177,15 @@ if __name__ == "__main__":  # python -m emergence.config [check [PATH] | plan | 
             set_profile(sys.argv[2])
             load_params()
         elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
+            start = time.perf_counter()
             params = load_params()
             print(f"params ok (profile {params['profile']})")
-            if len(sys.argv) == 3:
+            if len(sys.argv) == 3:  # as the validate_params stage
                 print(rerun_plan(written_params(), params))
                 # sorted JSON: its bytes change exactly when a value a stage could read does (a
                 # comment or a schema edit that still validates changes nothing downstream)
                 write_json(params, Path(sys.argv[2]))
+                record_time("validate_params", params["profile"], time.perf_counter() - start)
         elif sys.argv[1:] == ["plan"]:  # what an edit reruns, before validate_params has run
             print(rerun_plan(written_params(), load_params()))
         else:

@@ -8,30 +8,37 @@ plus 12 x layers x T^2 x d_model per sequence for the attention scores and mixin
 backward), and an estimate of the device time: each cell's cost by the build-time model that
 orders the builds (emergence.experiments.cells.build_seconds: FLOPs, attention scores and
 token-layers, evaluations at a third of a training pass), scaled by how fast this machine, in
-this process, runs the linear-map cell's training steps against that model (a few seconds of
-timed steps after warm-up). An estimate to plan a run (and a cluster allocation), not a
-measurement: within ~35% for attention models where the model was fitted; the recurrent mixers'
-scans run 2-3x slower than it says. Asks for nothing.
+this process, runs cells of its kind against that model: the first cell of each kind (task,
+sequence mixer, precision, compile mode) to build has a few seconds of training steps timed
+after warm-up. The model alone has no term for a recurrent mixer's scan, which on 2 CPU cores
+ran 1.4-2.1 times slower against the model than the attention cells, and the ratio of scans to
+attention differs from device to device: hence one factor per kind. Besides the device-hours
+(one process, every thread: what a cluster allocation needs), the wall time on this machine
+with the executor's workers (`execution`: emergence/executor.py's plan, each stage's cells
+handed out longest first). An estimate to plan a run, not a measurement. Asks for nothing.
 """
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
 import pandas as pd
 import torch
 
-from emergence.bench import measure_steps
+from emergence.bench import step_and_evaluation_seconds
 from emergence.config import load_params, validate
 from emergence.experiments import bias_intervention, cells, language_model as lm, mixer_comparison
-from emergence.experiments.cells import build_seconds, cell_flops, training_flops
+from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
-from emergence.experiments.cache import entry_of
+from emergence.executor import expected_seconds, makespan
+from emergence.experiments.cache import build_plan, entry_of, on_slurm
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
 from emergence.stage import SCRATCH
-from emergence.train import resolve_device
+from emergence.experiments.runner import seed_groups
+from emergence.train import resolve_device, schedules
 from stages.lm_train import variant_seconds
 
 
@@ -64,46 +71,106 @@ def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:
     return out
 
 
-def calibrate(params: dict, seconds: float = 3.0) -> float:
+def cell_kind(cell: dict) -> tuple[str, str, str, str]:
+    """What a cell's speed against the build-time model depends on beyond the model's terms:
+    its task, its sequence mixer, its precision and its compile mode."""
+    task = cells.task_of(cell)
+    section = cell[task]
+    return task, section["model"].get("mixer", "attention"), section["train"]["precision"], section["train"]["compile"]
+
+
+def language_model_kind(params: dict) -> tuple[str, str, str, str]:
+    """The language models are timed as the linear-map transformer at their precision and compile
+    mode (the same blocks; on 2 cores the six default models' build times over the model were
+    1.85-2.86, the linear-map attention cells' 1.2-3.4)."""
+    train = params["language_model"]["train"]
+    return "linear_map", "attention", train["precision"], train["compile"]
+
+
+def _kind_cell(params: dict, kind: tuple) -> dict:
+    """A cell of `kind`: the first one planned, or (a language models' kind) the linear-map cell
+    at that precision and compile mode."""
+    for planned in planned_cells(params).values():
+        for cell, _ in planned:
+            if cell_kind(cell) == kind:
+                return cell
+    cell = copy.deepcopy(planned_cells(params)["linear_map_train"][0][0])
+    cell["linear_map"]["train"].update(precision=kind[2], compile=kind[3])
+    return cell
+
+
+def calibrate_cell(cell: dict, seconds: float = 3.0) -> float:
     """How many times the build-time model's seconds this machine takes, in this process with
-    every thread, for the linear-map cell's training steps (its seeds_per_group, timed after
-    warm-up by `make bench`'s measurement; evaluations and set-up are in the model, not here)."""
-    section = params["linear_map"]
+    every thread, to train `cell`: one seed group's training step (a few seconds of steps timed
+    after warm-up) and evaluation (the median of three, with the cell's per-example answers),
+    each measured here, times the cell's steps, evaluations and seed groups. Set-up, checkpoints
+    and the attention maps read at checkpoints are not timed."""
+    task = cells.task_of(cell)
+    section = cell[task]
     train = section["train"]
-    group = train["seeds_per_group"]
-    row = measure_steps(("calibration", "linear_map", section, group, torch.get_num_threads(), seconds,
-                         str(resolve_device(train["device"]))))
-    (cell, _), = planned_cells(params)["linear_map_train"]
-    cfg, seq_len = cells.cell_shape(cell)[:2]
-    return (1 / row["steps_per_s"]) / build_seconds(cfg, seq_len, train["batch_size"] * group)
+    step_s, eval_s = step_and_evaluation_seconds(task, section, torch.get_num_threads(), seconds,
+                                                 str(resolve_device(train["device"])), (train["examples"],), repeats=3)
+    measured = len(seed_groups(train)) * (train["steps"] * step_s + len(schedules(train)[0]) * eval_s[train["examples"]])
+    return measured / cells.cell_build_seconds(cell)
 
 
-def plan_table(params: dict, speed: float | None, scratch: Path = SCRATCH) -> tuple[pd.DataFrame, float]:
+def calibrate(params: dict, kinds: set | None = None, seconds: float = 3.0) -> dict[tuple, float]:
+    """Kind -> its factor (`calibrate_cell` on its first cell) for `kinds` (default: every kind
+    the profile plans, the language models' included)."""
+    if kinds is None:
+        kinds = {cell_kind(c) for planned in planned_cells(params).values() for c, _ in planned}
+        kinds.add(language_model_kind(params))
+    return {kind: calibrate_cell(_kind_cell(params, kind), seconds) for kind in sorted(kinds)}
+
+
+def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH) -> tuple[pd.DataFrame, float]:
     """One row per training stage: its cells, those the cell cache lacks and no earlier stage
-    builds (a cell two stages share is built once), their seed-steps, FLOPs and estimated hours:
-    the build-time model's seconds times `speed` (`calibrate`; None: no estimate). Returns it
-    and the total estimated seconds."""
+    builds (a cell two stages share is built once), their seed-steps, FLOPs, estimated
+    device-hours in one process (the build-time model's seconds times the factor of each cell's
+    kind, `speed` from `calibrate`) and estimated wall hours on this machine with the executor's
+    workers (None: no estimate). Returns it and the total estimated device-seconds."""
     rows, seen = [], set()
+    execution = params["execution"]
 
-    def row(stage: str, entries: dict, cost) -> None:
-        build = [e for e in entries if e not in seen and not e.exists()]
+    def row(stage: str, entries: dict, cost, train) -> None:
+        """`cost(item)`: (FLOPs, seed-steps, modelled seconds, kind); `train(item)`: its train section."""
+        build = {e: cost(entries[e]) for e in entries if e not in seen and not e.exists()}
         seen.update(entries)
+        seconds = [modelled * speed[kind] for _, _, modelled, kind in build.values()] if speed else []
+        trains = [train(entries[e]) for e in build]
+        if not speed:
+            wall = float("nan")
+        elif on_slurm(execution, trains):  # an array task per cell, nodes as fast as this device
+            wall = makespan(seconds, min(len(build), execution["slurm"]["array_parallelism"])) if build else 0.0
+        else:
+            wall = expected_seconds(execution, seconds, build_plan(execution, trains, seconds)) if build else 0.0
         rows.append({"stage": stage, "cells": len(entries), "to build": len(build),
-                     "seed-steps": sum(cost(entries[e])[1] for e in build),
-                     "flops": sum(cost(entries[e])[0] for e in build),
-                     "seconds": sum(cost(entries[e])[2] for e in build) * speed if speed else float("nan")})
+                     "seed-steps": sum(c[1] for c in build.values()), "flops": sum(c[0] for c in build.values()),
+                     "seconds": sum(seconds) if speed else float("nan"), "wall": wall})
 
     for stage, planned in planned_cells(params).items():
         row(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)): c for c, ckpt in planned},
-            lambda c: (*cell_flops(c), cells.cell_build_seconds(c)))
+            lambda c: (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c)),
+            lambda c: c[cells.task_of(c)]["train"])
     variants = {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)): (name, size, kind)
                 for name, (size, kind) in lm.variants(params["language_model"]).items()}
-    lm_cost = {name: cost for name, *cost in language_model_flops(params)}
-    row("lm_train", variants, lambda v: lm_cost[v[0]])
+    lm_cost = {name: (*cost, language_model_kind(params)) for name, *cost in language_model_flops(params)}
+    row("lm_train", variants, lambda v: lm_cost[v[0]], lambda v: params["language_model"]["train"])
     table = pd.DataFrame(rows)
     total = float(table["seconds"].sum()) if speed else float("nan")
-    table["estimated hours"] = (table.pop("seconds") / 3600).round(2)
+    table["device-hours"] = (table.pop("seconds") / 3600).round(2)
+    table["wall hours here"] = (table.pop("wall") / 3600).round(2)
     return table, total
+
+
+def kinds_to_build(params: dict, scratch: Path = SCRATCH) -> set[tuple]:
+    """The kinds of the cells (and language models) the cell cache lacks."""
+    kinds = {cell_kind(c) for planned in planned_cells(params).values() for c, ckpt in planned
+             if not entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)).exists()}
+    if any(not entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)).exists()
+           for size, kind in lm.variants(params["language_model"]).values()):
+        kinds.add(language_model_kind(params))
+    return kinds
 
 
 def main(argv: list[str]) -> int:
@@ -113,16 +180,17 @@ def main(argv: list[str]) -> int:
     if table["to build"].sum() == 0:
         print(f"Profile {params['profile']}: every cell and language model is in the cell cache; nothing to train.")
         return 0
-    speed = None if "--no-calibrate" in argv else calibrate(params)
+    speed = None if "--no-calibrate" in argv else calibrate(params, kinds_to_build(params))
     table, seconds = plan_table(params, speed)
     print(f"Profile {params['profile']}: training plan"
-          + (f" (calibrated here: the linear-map cell's steps take {speed:.2f} x the build-time model's one-core "
-             "seconds)" if speed else ""))
+          + (" (calibrated here: each kind of cell's training steps against the build-time model's one-core "
+             "seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items()) + ")" if speed else ""))
     print(table.to_string(index=False, formatters={"seed-steps": "{:,.0f}".format, "flops": "{:.3g}".format}))
     if speed:
-        print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device, "
-              "in one process (an estimate from a cost model calibrated here, not a measurement; workers or a "
-              "cluster divide it)")
+        print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device in "
+              f"one process; {table['wall hours here'].sum():.2f} hours of wall time here with "
+              f"`execution` ({params['execution']['executor']}). An estimate from a cost model calibrated here, "
+              "not a measurement.")
     return 0
 
 

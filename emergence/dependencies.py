@@ -10,9 +10,8 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
-
 from emergence.import_closure import LOCAL_PACKAGES, REPO_ROOT, closure, module_path
+from emergence.stage import read_pipeline
 
 DVC_FILE = "dvc.yaml"
 
@@ -43,7 +42,7 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
 
 def _stages(root: Path) -> dict[str, dict]:
     """dvc.yaml's stages (a foreach stage's `do` body), with `${paths.*}` filled in."""
-    dvc = yaml.safe_load((root / DVC_FILE).read_text())
+    dvc = read_pipeline(root)
     paths = next((v["paths"] for v in dvc.get("vars", []) if isinstance(v, dict) and "paths" in v), {})
     fill = lambda text: re.sub(r"\$\{paths\.(\w+)\}", lambda m: paths.get(m.group(1), m.group(0)), text)  # noqa: E731
     out = {}

@@ -177,9 +177,21 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
         return here
     threads = min(cell_threads or execution["threads_per_worker"], cores)
     workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))
-    if workers < 2 or sum(costs) - makespan(costs, workers) * execution["slowdown"] <= execution["worker_start_s"]:
+    if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers):
         return here
     return Plan(workers, threads)
+
+
+def pooled_seconds(execution: dict, costs: list[float], workers: int) -> float:
+    """Expected wall time of building `costs` (seconds in this process) on `workers` worker
+    processes: each entry `slowdown` times slower there, handed out longest first, after the
+    workers' start."""
+    return makespan(costs, workers) * execution["slowdown"] + execution["worker_start_s"]
+
+
+def expected_seconds(execution: dict, costs: list[float], p: Plan) -> float:
+    """Expected wall time of building `costs` as `p` plans it."""
+    return pooled_seconds(execution, costs, p.workers) if p.workers > 1 else sum(costs)
 
 
 def _start_worker(threads: int) -> None:

@@ -37,13 +37,14 @@ TIMINGS_DIR = Path("data/timings")
 SCRATCH = Path("data/.scratch")  # resume snapshots and the cell cache (not a DVC output)
 
 
-def _pipeline(root: Path) -> dict:
+def read_pipeline(root: Path = REPO_ROOT) -> dict:
+    """dvc.yaml as written (stages in pipeline order, `${...}` left unfilled)."""
     return yaml.safe_load((root / "dvc.yaml").read_text())
 
 
 def pipeline_paths(root: Path = REPO_ROOT) -> dict[str, str]:
     """The `paths` of dvc.yaml's vars: every result's location, written once."""
-    dvc = _pipeline(root)
+    dvc = read_pipeline(root)
     for entry in dvc.get("vars", []):
         if isinstance(entry, dict) and "paths" in entry:
             return dict(entry["paths"])
@@ -61,7 +62,7 @@ def _declared(definition: dict, key: str | None = None) -> list[str]:
 
 def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
     """The keys `stage` declares from the effective params file (dvc.yaml's `${paths.params}`)."""
-    dvc = _pipeline(root)
+    dvc = read_pipeline(root)
     try:
         return _declared(dvc["stages"][stage], key)
     except KeyError:
@@ -70,7 +71,7 @@ def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) 
 
 def keys_by_stage(params: dict, root: Path = REPO_ROOT) -> dict[str, list[str]]:
     """Every stage's declared keys, a foreach stage's once per item (as DVC names it, stage@item)."""
-    dvc = _pipeline(root)
+    dvc = read_pipeline(root)
     out = {}
     for name, definition in dvc["stages"].items():
         if "foreach" not in definition:
@@ -165,5 +166,11 @@ def stage_run(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> Ite
     build_log.STAGE = name
     start = time.perf_counter()
     yield params
-    write_json({"stage": name, "profile": params.get("profile"), "seconds": round(time.perf_counter() - start, 2),
-                **build_log.usage()}, root / TIMINGS_DIR / f"{name}.json")
+    record_time(name, params.get("profile"), time.perf_counter() - start, root)
+
+
+def record_time(stage: str, profile: str | None, seconds: float, root: Path = REPO_ROOT) -> None:
+    """data/timings/<stage>.json: the stage's wall time and its cells' build record, where no
+    stage declares it (a rerun that reproduces the results leaves dvc.lock unchanged)."""
+    write_json({"stage": stage, "profile": profile, "seconds": round(seconds, 2), **build_log.usage()},
+               root / TIMINGS_DIR / f"{stage}.json")

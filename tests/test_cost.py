@@ -1,11 +1,13 @@
 """The training plan `make report` prints: every training stage, shared cells counted once,
 cached ones not at all, FLOPs that scale as the model and the data say."""
+import copy
 import math
 
 import pytest
 
 from emergence.config import load_params
-from emergence.cost import calibrate, cell_flops, language_model_flops, plan_table, planned_cells, training_flops
+from emergence.cost import (calibrate, cell_flops, cell_kind, kinds_to_build, language_model_flops, language_model_kind,
+                            plan_table, planned_cells, training_flops)
 from emergence.experiments import cells
 from emergence.experiments.cache import entry_of
 from emergence.model import ModelConfig, parameter_count
@@ -22,7 +24,8 @@ def test_every_training_stage_is_planned_and_a_cell_counts_once(tmp_path):
     params = load_params(profile="smoke")
     planned = planned_cells(params)
     assert {"linear_map_train", "sweep_sparsity", "sweep_mixers", "sweep_precision"} <= set(planned)
-    table, seconds = plan_table(params, speed=2.0, scratch=tmp_path)   # empty cache: everything to build
+    speed = dict.fromkeys(kinds_to_build(params, tmp_path), 2.0)
+    table, seconds = plan_table(params, speed, scratch=tmp_path)   # empty cache: everything to build
     rows = table.set_index("stage")
     assert rows.loc["linear_map_train", "to build"] == 1
     # the precision check's float32 linear-map cell is linear_map_train's: built once, by the first stage
@@ -34,7 +37,7 @@ def test_every_training_stage_is_planned_and_a_cell_counts_once(tmp_path):
               for stage_cells in planned.values() for c, ckpt in stage_cells}
     assert len(builds) == table["to build"].sum() - rows.loc["lm_train", "to build"]
     assert seconds == pytest.approx(2.0 * (sum(cells.cell_build_seconds(c) for c in builds.values()) + lm_seconds)) and seconds > 0
-    assert table["estimated hours"].sum() == pytest.approx(seconds / 3600, abs=0.01 * len(table))
+    assert table["device-hours"].sum() == pytest.approx(seconds / 3600, abs=0.01 * len(table))
     flops, seed_steps = cell_flops(planned["linear_map_train"][0][0])
     assert flops > 0 and seed_steps == params["linear_map"]["train"]["n_seeds"] * params["linear_map"]["train"]["steps"]
     assert math.isnan(plan_table(params, None, scratch=tmp_path)[1])
@@ -54,12 +57,36 @@ def test_builds_start_with_the_widest_automata_cell_as_measured():
         assert cost[shape] == pytest.approx(seconds, rel=0.35), shape
 
 
-def test_the_plan_is_calibrated_on_this_machine(tmp_path):
-    """The calibration times the linear-map cell's real training steps and scales the build-time
-    model by it: a positive finite factor, and the printed plan's hours are the model's seconds
-    times it."""
+def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_cells(tmp_path):
+    """The calibration times the real training steps of the first cell of each kind (task, mixer,
+    precision, compile mode), the language models as the linear-map transformer: a positive
+    finite factor each, and a kind's factor scales its own cells' hours and no other's."""
     params = load_params(profile="smoke")
-    speed = calibrate(params, seconds=0.3)
-    assert math.isfinite(speed) and speed > 0
+    kinds = kinds_to_build(params, tmp_path)
+    assert language_model_kind(params) in kinds
+    assert {k[1] for k in kinds} >= {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
+    speed = calibrate(params, kinds, seconds=0.3)
+    assert set(speed) == kinds and all(math.isfinite(v) and v > 0 for v in speed.values())
     table, seconds = plan_table(params, speed, scratch=tmp_path)
-    assert seconds == pytest.approx(speed * plan_table(params, 1.0, scratch=tmp_path)[1])
+    ones = dict.fromkeys(kinds, 1.0)
+    mamba = next(k for k in kinds if k[1] == "mamba2")
+    base = plan_table(params, ones, scratch=tmp_path)[0].set_index("stage")["device-hours"]
+    doubled = plan_table(params, {**ones, mamba: 2.0}, scratch=tmp_path)[0].set_index("stage")["device-hours"]
+    mamba_seconds = sum(cells.cell_build_seconds(c) for c, _ in planned_cells(params)["sweep_mixers"]
+                        if cell_kind(c) == mamba)
+    assert mamba_seconds > 0
+    assert doubled["sweep_mixers"] - base["sweep_mixers"] == pytest.approx(mamba_seconds / 3600, abs=0.011)
+    assert (doubled.drop("sweep_mixers") == base.drop("sweep_mixers")).all()
+
+
+def test_the_wall_time_follows_the_executor(tmp_path):
+    """In one process the wall time is the device time; with workers it is what the executor's
+    plan expects (each stage's cells handed out longest first, slower in a worker)."""
+    params = load_params(profile="default")
+    speed = dict.fromkeys(kinds_to_build(params, tmp_path), 1.0)
+    one = copy.deepcopy(params)
+    one["execution"]["workers"] = 1
+    table = plan_table(one, speed, scratch=tmp_path)[0]
+    assert table["wall hours here"].tolist() == pytest.approx(table["device-hours"].tolist(), abs=0.011)
+    table = plan_table(params, speed, scratch=tmp_path)[0].set_index("stage")
+    assert (table["wall hours here"] <= table["device-hours"] + 0.011).all()

@@ -41,6 +41,10 @@ def test_workers_only_where_they_finish_sooner(monkeypatch):
     assert plan(dict(two, worker_start_s=4.0), [1.0] * 8).workers == 1
     assert plan(dict(two, worker_start_s=4.0), [100.0] * 8).workers == 2  # 800 s against 664
     assert executor.makespan([5.0, 4.0, 3.0, 3.0], 2) == 8.0
+    # the wall time the plan expects (the printed plan's): {5, 3} and {4, 3} at 1.66 x, after a 4 s start
+    started = dict(two, worker_start_s=4.0)
+    assert executor.expected_seconds(started, [5.0, 4.0, 3.0, 3.0], Plan(2, 1)) == pytest.approx(8 * 1.66 + 4)
+    assert executor.expected_seconds(started, [5.0, 4.0, 3.0, 3.0], Plan(1, 2)) == 15.0
 
 
 def test_worker_start_up_is_timed_until_every_worker_has_imported_the_build_code():

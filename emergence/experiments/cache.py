@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from emergence import build_log
-from emergence.executor import plan, run_jobs, run_slurm, sharing_cores
+from emergence.executor import Plan, plan, run_jobs, run_slurm, sharing_cores
 from emergence.experiments.runner import runs_on
 from emergence.io import atomic_dir, config_hash, file_digest, write_json
 
@@ -67,6 +67,26 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None])
     return entry
 
 
+def _keeps_threads(trains: list[dict]) -> bool:
+    return any(thread_dependent(runs_on(train)) for train in trains)
+
+
+def on_slurm(execution: dict, trains: list[dict]) -> bool:
+    """Whether entries trained with these `train` sections go to SLURM: never the CPU-bfloat16
+    ones, whose keys record this process's threads."""
+    return execution["executor"] == "slurm" and not _keeps_threads(trains)
+
+
+def build_plan(execution: dict, trains: list[dict], costs: list[float]) -> Plan:
+    """How this machine builds entries costing `costs` (expected seconds in this process), told
+    by their `train` sections the threads a build asks for, its device, and whether its results
+    depend on the thread count (emergence/executor.py's `plan`)."""
+    runs = [runs_on(train) for train in trains]
+    return plan(execution, costs, cell_threads=max((t["threads"] for t in trains), default=0),
+                device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
+                thread_dependent=_keeps_threads(trains))
+
+
 def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], None]) -> list[dict]:
     del build_log.LOOKUPS[:]
     cached(scratch, name, key, build)
@@ -76,9 +96,8 @@ def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Pat
 def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Path], None], float]],
                   execution: dict, trains: list[dict], desc: str = "cells") -> None:
     """Build every requested entry (name, key, build, cost) that is missing or damaged, through
-    worker processes where `execution` expects them to finish sooner (emergence/executor.py's
-    `plan`, told by the entries' `train` sections the threads a build asks for, its device,
-    and whether its results depend on the thread count), or as one SLURM array (its task logs
+    worker processes where `execution` expects them to finish sooner (`build_plan`), or as one
+    SLURM array (its task logs
     under scratch/slurm/<the running stage>/); `build` must be picklable (a partial of a
     module-level function). CPU-bfloat16 entries, whose keys record this process's threads,
     are always built here. Each is built once however often it is requested; the
@@ -92,28 +111,21 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
         if entry not in todo and not (entry.exists() and _intact(entry)):
             todo[entry] = ((scratch, name, key, build), cost)
     jobs = list(todo.values())
-    runs = [runs_on(train) for train in trains]
-    keeps_threads = any(thread_dependent(r) for r in runs)
-    slurm = execution["executor"] == "slurm" and not keeps_threads
+    slurm = on_slurm(execution, trains)
 
     def slurm_workers(n_jobs: int) -> int:
         return min(n_jobs, execution["slurm"]["array_parallelism"])
 
-    def plan_for(job_costs: list[float]):
-        return plan(execution, job_costs, cell_threads=max((t["threads"] for t in trains), default=0),
-                    device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
-                    thread_dependent=keeps_threads)
-
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
-    build_log.COLD_WORKERS.append(slurm_workers(len(costs)) if slurm else plan_for(list(costs.values())).workers)
+    build_log.COLD_WORKERS.append(slurm_workers(len(costs)) if slurm else build_plan(execution, trains, list(costs.values())).workers)
     start = time.perf_counter()
     if slurm and jobs:
         workers = slurm_workers(len(jobs))
         results = run_slurm(_build_in_worker, [j for j, _ in jobs], execution["slurm"],
                             scratch / "slurm" / build_log.STAGE, desc)
     else:
-        p = plan_for([cost for _, cost in jobs])
+        p = build_plan(execution, trains, [cost for _, cost in jobs])
         if p.workers == 1:
             return
         workers = p.workers

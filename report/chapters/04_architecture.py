@@ -105,6 +105,10 @@ def plot_times(ax, c, fam, budget):
         xs.append(x)
         meds.append(budget if np.isinf(m) else m)
     ax.plot(xs, meds, "-", color="k", lw=1.5)
+    # from step 0 to just above the budget, so one solved seed among censored ones does not
+    # stretch a few steps across the whole panel
+    ax.axhline(budget, ls=":", color="0.5", lw=1)
+    ax.set_ylim(0, budget * 1.05)
     if xvar == "n_head":
         ax.set_xscale("log", base=2)
 
@@ -157,7 +161,7 @@ def shape_table(sw, task):
 
 # %%
 #| label: fig-architecture
-#| fig-cap: "Linear map: time to solve (top) and final output loss at the budget (bottom) against heads at fixed head size (left), heads at fixed total width (middle) and depth at a fixed total head count (right): dots are seeds, open triangles seeds censored at the budget, lines the Kaplan-Meier median (top) and the mean (bottom). Grey crosses: the paper's final loss at 10^4 steps (blog Fig 5, data/paper/figures.yaml) at S = 16 and, for the fixed-width family, a total width of 128, converted to the loss on x_1 (0 is solved, ln 2 chance); ours is at this run's S, width and budget (the line above the figure)."
+#| fig-cap: "Linear map: time to solve (top) and final output loss at the budget (bottom) against heads at fixed head size (left), heads at fixed total width (middle) and depth at a fixed total head count (right): dots are seeds, open triangles seeds censored at the budget (dotted), lines the Kaplan-Meier median (top; at the budget where not reached) and the mean (bottom). Grey crosses: the paper's final loss at 10^4 steps (blog Fig 5, data/paper/figures.yaml) at S = 16 and, for the fixed-width family, a total width of 128, converted to the loss on x_1 (0 is solved, ln 2 chance); ours is at this run's S, width and budget (the line above the figure)."
 plot_families(summaries["linear map"], "linear map")
 
 # %%
