@@ -9,10 +9,12 @@ backward), and an estimate of the device time: each cell's cost by the build-tim
 orders the builds (emergence.experiments.cells.build_seconds: FLOPs, attention scores and
 token-layers, evaluations at a third of a training pass), scaled by how fast this machine, in
 this process, runs cells of its kind against that model: the first cell of each kind (task,
-sequence mixer, precision, compile mode) to build has a few seconds of training steps timed
-after warm-up. The model alone has no term for a recurrent mixer's scan, which on 2 CPU cores
-ran 1.4-2.1 times slower against the model than the attention cells, and the ratio of scans to
-attention differs from device to device: hence one factor per kind. Besides the device-hours
+sequence mixer, precision, compile mode) to build has a few seconds of training steps and a few
+evaluations timed after warm-up (a kind with little to build takes the linear-map cell's factor).
+The model alone has no term for a recurrent mixer's scan: on 2 CPU cores, against the model,
+RWKV-7 ran 2.4 times and Gated DeltaNet 1.9 times slower than the automata's attention cells,
+and the ratio of scans to attention differs from device to device: hence one factor per kind.
+Besides the device-hours
 (one process, every thread: what a cluster allocation needs), the wall time on this machine
 with the executor's workers (`execution`: emergence/executor.py's plan, each stage's cells
 handed out longest first). An estimate to plan a run, not a measurement. Asks for nothing.
@@ -114,12 +116,26 @@ def calibrate_cell(cell: dict, seconds: float = 3.0) -> float:
     return measured / cells.cell_build_seconds(cell)
 
 
+# A kind whose cells to build the model puts under this many one-core seconds in all takes the
+# linear-map cell's factor instead of its own timing: timing a kind costs seconds, a compiled
+# mixer its compile (on 2 cores the default profile's nine kinds took 218 s from a cold inductor
+# cache, 103 s warm), more than a smoke run's cells take to train. Every default kind has more
+# (the smallest, the automata's MLP-Mixer, 116 s).
+CALIBRATE_ABOVE_S = 60.0
+
+
+def reference_kind(params: dict) -> tuple[str, str, str, str]:
+    """The linear-map cell's kind: always calibrated, the factor of every kind that is not."""
+    return cell_kind(planned_cells(params)["linear_map_train"][0][0])
+
+
 def calibrate(params: dict, kinds: set | None = None, seconds: float = 3.0) -> dict[tuple, float]:
-    """Kind -> its factor (`calibrate_cell` on its first cell) for `kinds` (default: every kind
-    the profile plans, the language models' included)."""
+    """Kind -> its factor (`calibrate_cell` on its first cell) for `kinds` and the reference kind
+    (default: every kind the profile plans, the language models' included)."""
     if kinds is None:
         kinds = {cell_kind(c) for planned in planned_cells(params).values() for c, _ in planned}
         kinds.add(language_model_kind(params))
+    kinds = set(kinds) | {reference_kind(params)}
     return {kind: calibrate_cell(_kind_cell(params, kind), seconds) for kind in sorted(kinds)}
 
 
@@ -131,12 +147,16 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     workers (None: no estimate). Returns it and the total estimated device-seconds."""
     rows, seen = [], set()
     execution = params["execution"]
+    reference = reference_kind(params)
+
+    def factor(kind: tuple) -> float:
+        return speed[kind] if kind in speed else speed[reference]
 
     def row(stage: str, entries: dict, cost, train) -> None:
         """`cost(item)`: (FLOPs, seed-steps, modelled seconds, kind); `train(item)`: its train section."""
         build = {e: cost(entries[e]) for e in entries if e not in seen and not e.exists()}
         seen.update(entries)
-        seconds = [modelled * speed[kind] for _, _, modelled, kind in build.values()] if speed else []
+        seconds = [modelled * factor(kind) for _, _, modelled, kind in build.values()] if speed else []
         trains = [train(entries[e]) for e in build]
         if not speed:
             wall = float("nan")
@@ -163,14 +183,26 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     return table, total
 
 
-def kinds_to_build(params: dict, scratch: Path = SCRATCH) -> set[tuple]:
-    """The kinds of the cells (and language models) the cell cache lacks."""
-    kinds = {cell_kind(c) for planned in planned_cells(params).values() for c, ckpt in planned
-             if not entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)).exists()}
-    if any(not entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)).exists()
-           for size, kind in lm.variants(params["language_model"]).values()):
-        kinds.add(language_model_kind(params))
-    return kinds
+def kinds_to_build(params: dict, scratch: Path = SCRATCH) -> dict[tuple, float]:
+    """Kind -> the modelled one-core seconds of its cells (and language models) the cell cache
+    lacks, a cell two stages share once."""
+    todo: dict[tuple, float] = {}
+    entries = {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)): c
+               for planned in planned_cells(params).values() for c, ckpt in planned}
+    for entry, c in entries.items():
+        if not entry.exists():
+            todo[cell_kind(c)] = todo.get(cell_kind(c), 0.0) + cells.cell_build_seconds(c)
+    section = params["language_model"]
+    for size, kind in lm.variants(section).values():
+        if not entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)).exists():
+            lm_kind = language_model_kind(params)
+            todo[lm_kind] = todo.get(lm_kind, 0.0) + variant_seconds(section, size, kind)
+    return todo
+
+
+def kinds_to_calibrate(params: dict, scratch: Path = SCRATCH) -> set[tuple]:
+    """The kinds with at least CALIBRATE_ABOVE_S modelled seconds to build (and the reference)."""
+    return {k for k, s in kinds_to_build(params, scratch).items() if s >= CALIBRATE_ABOVE_S} | {reference_kind(params)}
 
 
 def main(argv: list[str]) -> int:
@@ -180,11 +212,12 @@ def main(argv: list[str]) -> int:
     if table["to build"].sum() == 0:
         print(f"Profile {params['profile']}: every cell and language model is in the cell cache; nothing to train.")
         return 0
-    speed = None if "--no-calibrate" in argv else calibrate(params, kinds_to_build(params))
+    speed = None if "--no-calibrate" in argv else calibrate(params, kinds_to_calibrate(params))
     table, seconds = plan_table(params, speed)
     print(f"Profile {params['profile']}: training plan"
-          + (" (calibrated here: each kind of cell's training steps against the build-time model's one-core "
-             "seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items()) + ")" if speed else ""))
+          + (" (calibrated here: each kind of cell's steps and evaluations against the build-time model's one-core "
+             "seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())
+             + "; any other kind as " + "/".join(reference_kind(params)) + ")" if speed else ""))
     print(table.to_string(index=False, formatters={"seed-steps": "{:,.0f}".format, "flops": "{:.3g}".format}))
     if speed:
         print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device in "

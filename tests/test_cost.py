@@ -6,8 +6,9 @@ import math
 import pytest
 
 from emergence.config import load_params
-from emergence.cost import (calibrate, cell_flops, cell_kind, kinds_to_build, language_model_flops, language_model_kind,
-                            plan_table, planned_cells, training_flops)
+from emergence.cost import (CALIBRATE_ABOVE_S, calibrate, cell_flops, cell_kind, kinds_to_build, kinds_to_calibrate,
+                            language_model_flops, language_model_kind, plan_table, planned_cells, reference_kind,
+                            training_flops)
 from emergence.experiments import cells
 from emergence.experiments.cache import entry_of
 from emergence.model import ModelConfig, parameter_count
@@ -66,7 +67,7 @@ def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_ce
     assert language_model_kind(params) in kinds
     assert {k[1] for k in kinds} >= {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
     speed = calibrate(params, kinds, seconds=0.3)
-    assert set(speed) == kinds and all(math.isfinite(v) and v > 0 for v in speed.values())
+    assert set(speed) == set(kinds) and all(math.isfinite(v) and v > 0 for v in speed.values())
     table, seconds = plan_table(params, speed, scratch=tmp_path)
     ones = dict.fromkeys(kinds, 1.0)
     mamba = next(k for k in kinds if k[1] == "mamba2")
@@ -90,3 +91,18 @@ def test_the_wall_time_follows_the_executor(tmp_path):
     assert table["wall hours here"].tolist() == pytest.approx(table["device-hours"].tolist(), abs=0.011)
     table = plan_table(params, speed, scratch=tmp_path)[0].set_index("stage")
     assert (table["wall hours here"] <= table["device-hours"] + 0.011).all()
+
+
+def test_a_kind_with_little_to_build_takes_the_linear_map_cells_factor(tmp_path):
+    """Timing a kind costs seconds (a compiled mixer's compile: tens of them), so a kind with
+    less than CALIBRATE_ABOVE_S modelled seconds to build is not timed: its cells take the
+    linear-map cell's factor, which is always timed."""
+    params = load_params(profile="smoke")
+    todo, chosen, reference = kinds_to_build(params, tmp_path), kinds_to_calibrate(params, tmp_path), reference_kind(params)
+    assert reference in chosen and reference == cell_kind(planned_cells(params)["linear_map_train"][0][0])
+    assert all(todo[k] >= CALIBRATE_ABOVE_S for k in chosen - {reference})
+    assert set(todo) - chosen, "the smoke profile has kinds too small to time"
+    table, seconds = plan_table(params, {reference: 3.0}, scratch=tmp_path)
+    assert seconds == pytest.approx(3.0 * sum(todo.values()))
+    default = load_params(profile="default")
+    assert kinds_to_calibrate(default, tmp_path) == set(kinds_to_build(default, tmp_path))  # every default kind is timed
