@@ -1,6 +1,6 @@
 """What the active profile costs to train, printed by `make report` before anything runs.
 
-    python -m emergence.cost [--profile NAME] [--no-calibrate]
+    python -m emergence.cost [--profile NAME] [--no-calibrate | --calibrate-seconds S]
 
 Every training stage's cells (and the language-model variants), how many of them the cell
 cache lacks, their seed-steps, their training FLOPs (6 x parameters x tokens for the weights,
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -135,8 +136,14 @@ def calibrate(params: dict, kinds: set | None = None, seconds: float = 3.0) -> d
     if kinds is None:
         kinds = {cell_kind(c) for planned in planned_cells(params).values() for c, _ in planned}
         kinds.add(language_model_kind(params))
-    kinds = set(kinds) | {reference_kind(params)}
-    return {kind: calibrate_cell(_kind_cell(params, kind), seconds) for kind in sorted(kinds)}
+    factors = {}
+    for kind in sorted(set(kinds) | {reference_kind(params)}):
+        start = time.perf_counter()
+        factors[kind] = calibrate_cell(_kind_cell(params, kind), seconds)
+        # as it goes: a compiled kind takes its compile, and a run cut short keeps what it timed
+        print(f"calibrated {'/'.join(kind)}: {factors[kind]:.2f}x ({time.perf_counter() - start:.0f} s)",
+              file=sys.stderr, flush=True)
+    return factors
 
 
 def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH) -> tuple[pd.DataFrame, float]:
@@ -212,7 +219,8 @@ def main(argv: list[str]) -> int:
     if table["to build"].sum() == 0:
         print(f"Profile {params['profile']}: every cell and language model is in the cell cache; nothing to train.")
         return 0
-    speed = None if "--no-calibrate" in argv else calibrate(params, kinds_to_calibrate(params))
+    timed_s = float(argv[argv.index("--calibrate-seconds") + 1]) if "--calibrate-seconds" in argv else 3.0
+    speed = None if "--no-calibrate" in argv else calibrate(params, kinds_to_calibrate(params), timed_s)
     table, seconds = plan_table(params, speed)
     print(f"Profile {params['profile']}: training plan"
           + (" (calibrated here: each kind of cell's steps and evaluations against the build-time model's one-core "
