@@ -130,12 +130,8 @@ def reference_kind(params: dict) -> tuple[str, str, str, str]:
     return cell_kind(planned_cells(params)["linear_map_train"][0][0])
 
 
-def calibrate(params: dict, kinds: set | None = None, seconds: float = 3.0) -> dict[tuple, float]:
-    """Kind -> its factor (`calibrate_cell` on its first cell) for `kinds` and the reference kind
-    (default: every kind the profile plans, the language models' included)."""
-    if kinds is None:
-        kinds = {cell_kind(c) for planned in planned_cells(params).values() for c, _ in planned}
-        kinds.add(language_model_kind(params))
+def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
+    """Kind -> its factor (`calibrate_cell` on its first cell) for `kinds` and the reference kind."""
     factors = {}
     for kind in sorted(set(kinds) | {reference_kind(params)}):
         start = time.perf_counter()

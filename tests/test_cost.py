@@ -59,7 +59,7 @@ def test_builds_start_with_the_widest_automata_cell_as_measured():
 
 
 def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_cells(tmp_path):
-    """The calibration times the real training steps of the first cell of each kind (task, mixer,
+    """The calibration times the real training steps and evaluations of the first cell of each kind (task, mixer,
     precision, compile mode), the language models as the linear-map transformer: a positive
     finite factor each, and a kind's factor scales its own cells' hours and no other's."""
     params = load_params(profile="smoke")
