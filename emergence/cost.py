@@ -142,6 +142,21 @@ def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
     return factors
 
 
+def stage_entries(params: dict, scratch: Path = SCRATCH) -> list[tuple[str, dict[Path, tuple]]]:
+    """Each training stage's cell-cache entries (the language models' too), in pipeline order,
+    each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section)."""
+    out = [(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)):
+                    (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c), c[cells.task_of(c)]["train"])
+                    for c, ckpt in planned})
+           for stage, planned in planned_cells(params).items()]
+    section = params["language_model"]
+    lm_cost = {name: cost for name, *cost in language_model_flops(params)}
+    out.append(("lm_train", {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)):
+                             (*lm_cost[name], language_model_kind(params), section["train"])
+                             for name, (size, kind) in lm.variants(section).items()}))
+    return out
+
+
 def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH) -> tuple[pd.DataFrame, float]:
     """One row per training stage: its cells, those the cell cache lacks and no earlier stage
     builds (a cell two stages share is built once), their seed-steps, FLOPs, estimated
@@ -155,12 +170,11 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     def factor(kind: tuple) -> float:
         return speed[kind] if kind in speed else speed[reference]
 
-    def row(stage: str, entries: dict, cost, train) -> None:
-        """`cost(item)`: (FLOPs, seed-steps, modelled seconds, kind); `train(item)`: its train section."""
-        build = {e: cost(entries[e]) for e in entries if e not in seen and not e.exists()}
+    for stage, entries in stage_entries(params, scratch):
+        build = {e: cost for e, cost in entries.items() if e not in seen and not e.exists()}
         seen.update(entries)
-        seconds = [modelled * factor(kind) for _, _, modelled, kind in build.values()] if speed else []
-        trains = [train(entries[e]) for e in build]
+        seconds = [modelled * factor(kind) for _, _, modelled, kind, _ in build.values()] if speed else []
+        trains = [train for *_, train in build.values()]
         if not speed:
             wall = float("nan")
         elif on_slurm(execution, trains):  # an array task per cell, nodes as fast as this device
@@ -170,15 +184,6 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
         rows.append({"stage": stage, "cells": len(entries), "to build": len(build),
                      "seed-steps": sum(c[1] for c in build.values()), "flops": sum(c[0] for c in build.values()),
                      "seconds": sum(seconds) if speed else float("nan"), "wall": wall})
-
-    for stage, planned in planned_cells(params).items():
-        row(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)): c for c, ckpt in planned},
-            lambda c: (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c)),
-            lambda c: c[cells.task_of(c)]["train"])
-    variants = {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)): (name, size, kind)
-                for name, (size, kind) in lm.variants(params["language_model"]).items()}
-    lm_cost = {name: (*cost, language_model_kind(params)) for name, *cost in language_model_flops(params)}
-    row("lm_train", variants, lambda v: lm_cost[v[0]], lambda v: params["language_model"]["train"])
     table = pd.DataFrame(rows)
     total = float(table["seconds"].sum()) if speed else float("nan")
     table["device-hours"] = (table.pop("seconds") / 3600).round(2)
@@ -190,16 +195,9 @@ def kinds_to_build(params: dict, scratch: Path = SCRATCH) -> dict[tuple, float]:
     """Kind -> the modelled one-core seconds of its cells (and language models) the cell cache
     lacks, a cell two stages share once."""
     todo: dict[tuple, float] = {}
-    entries = {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)): c
-               for planned in planned_cells(params).values() for c, ckpt in planned}
-    for entry, c in entries.items():
-        if not entry.exists():
-            todo[cell_kind(c)] = todo.get(cell_kind(c), 0.0) + cells.cell_build_seconds(c)
-    section = params["language_model"]
-    for size, kind in lm.variants(section).values():
-        if not entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)).exists():
-            lm_kind = language_model_kind(params)
-            todo[lm_kind] = todo.get(lm_kind, 0.0) + variant_seconds(section, size, kind)
+    missing = {e: cost for _, entries in stage_entries(params, scratch) for e, cost in entries.items() if not e.exists()}
+    for _, _, modelled, kind, _ in missing.values():
+        todo[kind] = todo.get(kind, 0.0) + modelled
     return todo
 
 
