@@ -34,7 +34,7 @@ from emergence.model import ModelArgs
 from emergence.params import PROFILES, REPO_ROOT, merged_params, set_profile
 from emergence.pythia import PythiaArgs
 from emergence.schema import ConfigError, load, number
-from emergence.stage import record_time, rerun_plan, written_params
+from emergence.stage import record_time, rerun_plan, stage_started, written_params
 from emergence.train import TrainArgs
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +177,7 @@ if __name__ == "__main__":  # python -m emergence.config [check [PATH] | plan | 
             set_profile(sys.argv[2])
             load_params()
         elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
-            start = time.perf_counter()
+            start = stage_started()
             params = load_params()
             print(f"params ok (profile {params['profile']})")
             if len(sys.argv) == 3:  # as the validate_params stage

@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,8 @@ import yaml
 
 from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
 from emergence.params import merged_params
-from emergence.stage import (changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stages_reading,
-                             written_params)
+from emergence.stage import (changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stage_started,
+                             stages_reading, written_params)
 
 
 def write_params(tmp_path: Path, mutate) -> Path:
@@ -203,3 +204,17 @@ def test_params_left_unreadable_by_a_merge_count_as_not_written(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 0 and "every stage runs" in out.stdout
     assert written_params(tmp_path) == merged_params(tmp_path)
+
+
+def test_a_stage_time_counts_from_its_process_start(tmp_path):
+    """The imports before a stage's body (torch and the schemas: most of validate_params's time)
+    are part of its recorded wall time; a process that is not a stage's own times from now."""
+    shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
+    write_params(tmp_path, lambda p: None)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    wall = time.perf_counter() - start
+    recorded = json.loads((tmp_path / "data" / "timings" / "validate_params.json").read_text())["seconds"]
+    assert wall / 2 <= recorded <= wall  # the body alone: ~3% of the wall time
+    assert stage_started() >= start  # pytest's own process started long before
