@@ -5,7 +5,8 @@
 Each revision other than the workspace is checked out as a git worktree (under
 data/.scratch/compare/) whose DVC outputs come from this repository's cache (`dvc checkout`, no
 stage runs). The page (report/_compare/compare.html and compare.pdf, the report's renderer, no
-external URL) lists the parameters, verdicts and summary metrics that changed and overlays the
+external URL) lists the parameters that changed, the result files whose hashes in dvc.lock
+changed (and the stages that wrote them), the verdicts and summary metrics that changed, and overlays the
 key figures of both: learning curves on the linear map, the sparsity hump, the automata's
 plateau against S, emergence against size. A result that a revision lacks (never run, or not in
 the cache) is named, never silently skipped.
@@ -24,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from emergence.io import read_netcdf  # noqa: E402
 from emergence.params import REPO_ROOT, flatten, merged_params  # noqa: E402
@@ -73,8 +75,37 @@ def revision(rev: str, tree: Path, role: str, root: Path = REPO_ROOT) -> dict:
         jsons[key] = json.loads(path.read_text()) if key in paths and path.is_file() else None
     label = rev if rev == WORKSPACE else _run(["git", "log", "-1", "--format=%h %s", rev], root).stdout.strip()
     return {"rev": rev, "label": label, "role": f"{role} {label.split()[0]}", "params": flatten(merged_params(tree)),
-            **jsons,
+            "results": result_hashes(tree), **jsons,
             **{key: read(key) for key in RESULTS}}
+
+
+def result_hashes(tree: Path) -> dict[str, tuple[str, str]]:
+    """Each output recorded in the tree's dvc.lock: its path -> (the stage that wrote it, its
+    hash); empty where there is no lock."""
+    lock = tree / "dvc.lock"
+    if not lock.is_file():
+        return {}
+    stages = (yaml.load(lock.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("stages", {})
+    return {out["path"]: (name, str(out.get("md5", ""))) for name, stage in stages.items()
+            for out in stage.get("outs", [])}
+
+
+def result_diff(base: dict, head: dict) -> tuple[pd.DataFrame, int]:
+    """The outputs whose recorded hash differs (or that one revision lacks), with their stage
+    and both hashes' first 8 characters; and how many are the same in both."""
+    a, b = base["results"], head["results"]
+    short = lambda rec: rec[1][:8] if rec else "(absent)"  # noqa: E731
+    rows = [(path, (b.get(path) or a.get(path))[0], short(a.get(path)), short(b.get(path)))
+            for path in sorted(set(a) | set(b)) if a.get(path) != b.get(path)]
+    return pd.DataFrame(rows, columns=["result", "stage", "base", "head"]), len(set(a) | set(b)) - len(rows)
+
+
+def _results_section(base: dict, head: dict) -> str:
+    lacking = [r["label"] for r in (base, head) if not r["results"]]
+    if lacking:
+        return f"Not known: {'; '.join(lacking)} has no dvc.lock."
+    df, same = result_diff(base, head)
+    return _table(df, "None.") + f"\n\n{same} other results have the same hash in both revisions' dvc.lock."
 
 
 def verdict_diff(base: dict, head: dict) -> pd.DataFrame:
@@ -170,7 +201,9 @@ def figures(base: dict, head: dict, out_dir: Path) -> list[str]:
         name = f"figure{i}.png"
         fig.savefig(out_dir / name, dpi=110)
         plt.close(fig)
-        blocks.append(f"![{caption} Base dashed, head solid.{_lacks([base, head], key)}]({name})")
+        same = (" The two revisions' results here are identical, so their lines coincide."
+                if len(have) == 2 and base[key].identical(head[key]) else "")
+        blocks.append(f"![{caption} Base dashed, head solid.{same}{_lacks([base, head], key)}]({name})")
     return blocks
 
 
@@ -184,6 +217,7 @@ def compare_markdown(base: dict, head: dict, work_dir: Path) -> str:
         f"Base: **{base['label']}**. Head: **{head['label']}**. Read from DVC's cache; nothing was rerun."
         + (f" Missing: {'; '.join(missing)}." if missing else ""),
         "## Parameters that changed", _table(params_diff(head["params"], base["params"]), "None."),
+        "## Results that changed", _results_section(base, head),
         "## Verdicts that changed", _table(verdict_diff(base, head), "None."),
         "## Summary metrics that changed", _table(metric_diff(base, head), "None (or, where named above, a revision has none)."),
         "## Key figures", *figures(base, head, work_dir),

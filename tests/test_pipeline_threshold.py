@@ -37,11 +37,15 @@ def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revis
         assert "train group" not in out.stdout + out.stderr
         sh([sys.executable, "-m", "emergence.compare", "HEAD"], smoke_repo)
         page = (smoke_repo / "report" / "_compare" / "compare.html").read_text().replace("\u200b", "")
-        changed = page.split('id="parameters-that-changed"')[1].split('id="verdicts-that-changed"')[0]
+        changed = page.split('id="parameters-that-changed"')[1].split('id="results-that-changed"')[0]
         assert re.findall(r"<td[^>]*>([a-z_]+\.[\w.]+)</td>", changed) == ["linear_map.analysis.plateau_threshold"]
+        results = page.split('id="results-that-changed"')[1].split('id="verdicts-that-changed"')[0]
+        assert "data/linear_map/analysis.nc" in results and "linear_map_analyse" in results
+        assert "data/linear_map/train.nc" not in results and "other results have the same hash" in results
         metrics = page.split('id="summary-metrics-that-changed"')[1].split('id="key-figures"')[0]
         assert "km_median_plateau_end" in metrics and "language_models." not in metrics  # what moved, only that
         assert page.count("data:image/png") == 4 and not EXTERNAL.search(page)
+        assert page.count("lines coincide") >= 1  # the linear map's training, the same bytes in both
         assert (smoke_repo / "report" / "_compare" / "compare.pdf").stat().st_size > 10_000
         assert len(sh(["git", "worktree", "list"], smoke_repo).stdout.splitlines()) == 1  # the base's is removed
     finally:
