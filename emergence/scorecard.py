@@ -145,11 +145,11 @@ def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Ver
     unit_e = np.where(analysis["unit_emergence_censored"].values == 0, analysis["unit_emergence_step"].values, np.nan)
     return [
         ("linear-map-abrupt", vd.jumps_are_abrupt(
-            ratio, censored, claim="1 (linear map)", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
+            ratio, censored, claim="1 (linear map, abrupt)", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
             resolution=resolution, n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-abrupt"),
             **ctx.common("linear-map-abrupt"))),
         ("linear-map-random-times", vd.times_vary_across_seeds(
-            emergence, claim="1 (linear map)", min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"],
+            emergence, claim="1 (linear map, seed-dependent)", min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"],
             n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-random-times"),
             **ctx.common("linear-map-random-times"))),
         ("linear-map-entropy", vd.jumps_coincide_with_entropy_drops(
@@ -328,7 +328,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                      bool(probes.sel(size=size, capability=cap)["bracket_censored"].values[k]))
                        for cap in caps] for size in sizes for k in range(probes.sizes["seed"])])
     out.append(("lm-abrupt", vd.jumps_are_abrupt(
-        jumps[..., 0], jumps[..., 1].astype(bool), claim="1 (language models)", max_ratio=c["abrupt_ratio"],
+        jumps[..., 0], jumps[..., 1].astype(bool), claim="1 (language models, abrupt)", max_ratio=c["abrupt_ratio"],
         alpha=c["alpha"], resolution=jumps[..., 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"),
         **ctx.common("lm-abrupt"))))
     parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
@@ -336,7 +336,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                         paper_n=ctx.paper_n("lm-random-times"))
              for size in sizes for cap in caps]
     decided = [p for p in parts if p.verdict not in ("inconclusive", "needs the paper profile")]
-    v = vd.most_of(decided or parts, claim="1 (language models)", **ctx.common("lm-random-times"))
+    v = vd.most_of(decided or parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
     out.append(("lm-random-times", replace(v, reason=v.reason + f" (of {len(parts)} size x capability pairs, "
                                                                f"{len(parts) - len(decided)} undecidable and left out)")))
     if len(sizes) >= 2:
@@ -397,7 +397,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
         out.append(("lm-pretraining", _any_of(parts, "9 (language models)", ctx.common("lm-pretraining"))))
         if "random" in twins:
             parts = [versus(t, twins["random"], "random-token control") for t in structured]
-            out.append(("lm-pretraining-control", _any_of(parts, "9 (control)", ctx.common("lm-pretraining-control"))))
+            out.append(("lm-pretraining-control", _any_of(parts, "9 (language models, control)", ctx.common("lm-pretraining-control"))))
     return out
 
 

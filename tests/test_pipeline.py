@@ -81,6 +81,7 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
     card = json.loads((smoke_built / "data" / "claims" / "scorecard.json").read_text())
     rows = card["claims"]
     assert len(rows) >= 15 and all(r["verdict"] in VERDICTS for r in rows)
+    assert len({r["claim"] for r in rows}) == len(rows)  # a reader tells the rows apart by their labels
     assert sum(card["tally"].values()) == len(rows)
     def page(name):  # pandoc wraps long lines: compare with single spaces
         return re.sub(r"\s+", " ", (smoke_built / "report" / "_output" / name).read_text()).replace("&#39;", "'")
