@@ -17,7 +17,7 @@ import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
-from emergence.scorecard import claim_evidence, read_scorecard
+from emergence.scorecard import claim_evidence, read_scorecard, rows_by_key
 from emergence.stage import pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
 
@@ -180,9 +180,9 @@ def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
     text = git_show(rev, pipeline_paths(root)["scorecard"], root)
     if text is None:
         return pd.DataFrame()
-    before = {(r["id"], r["claim"]): r["verdict"] for r in json.loads(text).get("claims", [])}
-    rows = [(r["claim"], before.get((r["id"], r["claim"]), "(not tested)"), r["verdict"]) for r in current["claims"]
-            if before.get((r["id"], r["claim"])) != r["verdict"]]
+    before = {key: r["verdict"] for key, r in rows_by_key(json.loads(text).get("claims", [])).items()}
+    rows = [(r["claim"], before.get(key, "(not tested)"), r["verdict"]) for key, r in rows_by_key(current["claims"]).items()
+            if before.get(key) != r["verdict"]]
     return pd.DataFrame(rows, columns=["claim", f"at {rev}", "now"])
 
 

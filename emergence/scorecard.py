@@ -620,6 +620,12 @@ def metric_key(rows: list[dict], i: int) -> str:
     return f"{row['id']} {row['claim']}"
 
 
+def rows_by_key(rows: list[dict]) -> dict[str, dict]:
+    """Rows by their metric key: what matches a row across two revisions' scorecards, so that a
+    label edited between them is not taken for one claim dropped and another added."""
+    return {metric_key(rows, i): row for i, row in enumerate(rows)}
+
+
 def verdicts_json(rows: list[dict]) -> str:
     """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""

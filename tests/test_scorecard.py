@@ -100,6 +100,22 @@ def test_the_metric_keys_every_row_once():
     assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "censored", "p_value", "q_value"}
 
 
+def test_rows_match_across_revisions_by_rule_not_by_label():
+    """A relabelled row is the same claim in both revisions (the entry page's and `make compare`'s
+    verdict changes); rows sharing a rule stay apart by their labels."""
+    from emergence.compare import verdict_diff
+
+    base = [{"id": "abrupt", "claim": "1 (linear map)", "verdict": "reproduced"},
+            {"id": "bias", "claim": "5 (c = 1)", "verdict": "reproduced"},
+            {"id": "bias", "claim": "5 (c = 3)", "verdict": "partly"}]
+    head = [dict(base[0], claim="1 (linear map, abrupt)"), base[1], dict(base[2], verdict="reproduced")]
+    assert list(sc.rows_by_key(head)) == ["abrupt", "bias 5 (c = 1)", "bias 5 (c = 3)"]
+    diff = verdict_diff({"scorecard": {"claims": base}}, {"scorecard": {"claims": head}})
+    assert diff.values.tolist() == [["5 (c = 3)", "partly", "reproduced"]]
+    gone = verdict_diff({"scorecard": {"claims": base}}, {"scorecard": {"claims": base[1:]}})
+    assert gone.values.tolist() == [["1 (linear map)", "reproduced", "(not tested)"]]
+
+
 def test_every_row_links_a_figure_its_chapter_draws():
     import re
 
