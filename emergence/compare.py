@@ -5,10 +5,10 @@
 Each revision other than the workspace is checked out as a git worktree (under
 data/.scratch/compare/) whose DVC outputs come from this repository's cache (`dvc checkout`, no
 stage runs). The page (report/_compare/compare.html and compare.pdf, the report's renderer, no
-external URL) lists the parameters that changed, the result files whose hashes in dvc.lock
-changed (and the stages that wrote them), the verdicts and summary metrics that changed, and overlays the
-key figures of both: learning curves on the linear map, the sparsity hump, the automata's
-plateau against S, emergence against size. A result that a revision lacks (never run, or not in
+external URL) lists what changed: the parameters, the result files (their hashes in dvc.lock,
+with the stages that wrote them), the verdicts and the summary metrics; and it overlays the key
+figures of both: learning curves on the linear map, the sparsity hump, the automata's plateau
+against S, emergence against size. A result that a revision lacks (never run, or not in
 the cache) is named, never silently skipped.
 """
 from __future__ import annotations
