@@ -100,6 +100,15 @@ def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> No
         typst.compile(str(typ), output=str(tmp), root=str(resource_dir))
 
 
+def links_within_pdf(markdown: str, figures: dict[str, list[str]]) -> str:
+    """Links to a chapter page's figure (`](01_linear_map.html#fig-x)`, the scorecard's) as links
+    to that figure inside the one PDF, which holds every chapter: the PDF then stands alone."""
+    def internal(m: re.Match) -> str:
+        return f"](#{m.group(2)})" if m.group(2) in figures.get(m.group(1), ()) else m.group(0)
+
+    return re.sub(r"\]\(([\w-]+)\.html#([\w-]+)\)", internal, markdown)
+
+
 def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, work_dir: Path, title: str,
                    appendix_markdown: str | None = None) -> dict:
     """The pandoc + typst route: index.html, a page per chapter, appendix.html (when given) and
@@ -123,6 +132,7 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
     pages = chapter_md + ([("appendix", "Appendix", appendix_markdown)] if appendix_markdown is not None else [])
     for stem, chapter_title, body in pages:
         combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
+    combined = links_within_pdf(combined, figures)
     with atomic_dir(out_dir) as tmp_out:
         # no contents box on the entry page: its first screen is the scorecard
         html_page(index_markdown.replace("{{chapters}}", toc), tmp_out / "index.html", work_dir, title, toc=False)

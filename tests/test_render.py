@@ -71,6 +71,18 @@ def test_offline_render_is_self_contained(tmp_path):
     assert info["figures"] == {"chapter": ["fig-demo"]}
 
 
+def test_the_pdf_links_a_chapter_figure_inside_itself(tmp_path):
+    """The scorecard links each row to its figure: chapter.html#fig-demo on the web pages, the
+    figure in the PDF itself (which holds every chapter); a link to no known figure stays."""
+    path = notebook(tmp_path, [('#| label: fig-demo\n#| fig-cap: "Demo."\nplot()',
+                                [nbformat.v4.new_output("display_data", data={"image/png": PNG})])])
+    index = "See [the demo](chapter.html#fig-demo) and [elsewhere](chapter.html#fig-none).\n\n{{chapters}}\n"
+    render.render_offline([path], index, tmp_path / "out", tmp_path / "work", "T")
+    typ = (tmp_path / "work" / "report.typ").read_text()
+    assert "link(<fig-demo>)" in typ and 'link("chapter.html#fig-none")' in typ
+    assert 'href="chapter.html#fig-demo"' in (tmp_path / "out" / "index.html").read_text()
+
+
 def test_params_diff_lists_only_changes_written_as_params_yaml_writes_them():
     df = params_diff({"a": 1, "b": 2, "c": 3, "e": None, "f": ["x", "y"]},
                      {"a": 1, "b": 5, "d": 0, "e": [0], "f": ["x", "y"]})
