@@ -1,6 +1,7 @@
 # make report [PROFILE=default|smoke|paper]   whole pipeline, ends with the report's paths
 # make compare [BASE=rev] [HEAD=rev]          two revisions side by side from the DVC cache -> report/_compare/
 # make plan                                   the stages a params edit reruns (before dvc status can see it)
+#                                             and the cells it would train
 # make test                                   unit tests + smoke pipeline in a temporary copy
 # make bench                                  training throughput -> data/bench/throughput.json
 # make cuda-kernels                           optional, GPU machines: the mixers' library kernels
@@ -39,6 +40,7 @@ compare: env
 
 plan: env
 	$(BIN)/python -m emergence.config plan
+	$(BIN)/python -m emergence.cost --no-calibrate
 
 test: env
 	$(BIN)/python -m pytest -q

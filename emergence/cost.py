@@ -2,6 +2,8 @@
 
     python -m emergence.cost [--profile NAME] [--no-calibrate | --calibrate-seconds S]
 
+(`--no-calibrate`, which `make plan` uses: only the cells the cache lacks, no timing.)
+
 Every training stage's cells (and the language-model variants), how many of them the cell
 cache lacks, their seed-steps, their training FLOPs (6 x parameters x tokens for the weights,
 plus 12 x layers x T^2 x d_model per sequence for the attention scores and mixing, forward and
@@ -206,26 +208,30 @@ def kinds_to_calibrate(params: dict, scratch: Path = SCRATCH) -> set[tuple]:
     return {k for k, s in kinds_to_build(params, scratch).items() if s >= CALIBRATE_ABOVE_S} | {reference_kind(params)}
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], scratch: Path = SCRATCH) -> int:
     profile = argv[argv.index("--profile") + 1] if "--profile" in argv else None
     params = validate(load_params(profile=profile) if profile else load_params())
-    table, _ = plan_table(params, None)
+    table, _ = plan_table(params, None, scratch)
     if table["to build"].sum() == 0:
         print(f"Profile {params['profile']}: every cell and language model is in the cell cache; nothing to train.")
         return 0
+    if "--no-calibrate" in argv:  # `make plan`: what an edit retrains, in seconds rather than minutes
+        print(f"Profile {params['profile']}: cells and language models the cell cache lacks, by stage (`make report` "
+              "prints their estimated time, calibrated here, before it starts):")
+        print(table.drop(columns=["flops", "device-hours", "wall hours here"]).to_string(
+            index=False, formatters={"seed-steps": "{:,.0f}".format}))
+        return 0
     timed_s = float(argv[argv.index("--calibrate-seconds") + 1]) if "--calibrate-seconds" in argv else 3.0
-    speed = None if "--no-calibrate" in argv else calibrate(params, kinds_to_calibrate(params), timed_s)
-    table, seconds = plan_table(params, speed)
-    print(f"Profile {params['profile']}: training plan"
-          + (" (calibrated here: each kind of cell's steps and evaluations against the build-time model's one-core "
-             "seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())
-             + "; any other kind as " + "/".join(reference_kind(params)) + ")" if speed else ""))
+    speed = calibrate(params, kinds_to_calibrate(params, scratch), timed_s)
+    table, seconds = plan_table(params, speed, scratch)
+    print(f"Profile {params['profile']}: training plan (calibrated here: each kind of cell's steps and evaluations "
+          "against the build-time model's one-core seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())
+          + "; any other kind as " + "/".join(reference_kind(params)) + ")")
     print(table.to_string(index=False, formatters={"seed-steps": "{:,.0f}".format, "flops": "{:.3g}".format}))
-    if speed:
-        print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device in "
-              f"one process; {table['wall hours here'].sum():.2f} hours of wall time here with "
-              f"`execution` ({params['execution']['executor']}). An estimate from a cost model calibrated here, "
-              "not a measurement.")
+    print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device in "
+          f"one process; {table['wall hours here'].sum():.2f} hours of wall time here with "
+          f"`execution` ({params['execution']['executor']}). An estimate from a cost model calibrated here, "
+          "not a measurement.")
     return 0
 
 

@@ -106,3 +106,17 @@ def test_a_kind_with_little_to_build_takes_the_linear_map_cells_factor(tmp_path)
     assert seconds == pytest.approx(3.0 * sum(todo.values()))
     default = load_params(profile="default")
     assert kinds_to_calibrate(default, tmp_path) == set(kinds_to_build(default, tmp_path))  # every default kind is timed
+
+
+def test_make_plan_lists_the_cells_an_edit_would_train_without_timing_any(tmp_path, monkeypatch, capsys):
+    from emergence import cost
+
+    monkeypatch.setattr(cost, "calibrate", lambda *a, **k: pytest.fail("make plan times nothing"))
+    assert cost.main(["--profile", "smoke", "--no-calibrate"], scratch=tmp_path) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
+    planned = cost.stage_entries(load_params(profile="smoke"), tmp_path)
+    assert set(rows) == {stage for stage, _ in planned}
+    # an empty cache: every cell to build, a cell two stages share once
+    assert sum(int(to_build) for _, to_build, _ in rows.values()) == len({e for _, entries in planned for e in entries})
+    assert "hours" not in out
