@@ -4,8 +4,8 @@
 
 (`--no-calibrate`, which `make plan` uses: only the cells the cache lacks, no timing.)
 
-Every training stage's cells (and the language-model variants), how many of them the cell
-cache lacks, their seed-steps, their training FLOPs (6 x parameters x tokens for the weights,
+Every training stage that `dvc repro` will run (`stages_to_run`), its cells (and the
+language-model variants), how many of them the cell cache lacks, their seed-steps, their training FLOPs (6 x parameters x tokens for the weights,
 plus 12 x layers x T^2 x d_model per sequence for the attention scores and mixing, forward and
 backward), and an estimate of the device time: each cell's cost by the build-time model that
 orders the builds (emergence.experiments.cells.build_seconds: FLOPs, attention scores and
@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+from dvc.exceptions import DvcException
+from dvc.repo import Repo
 
 from emergence.bench import step_and_evaluation_seconds
 from emergence.config import load_params, validate
@@ -41,6 +43,7 @@ from emergence.experiments.cache import build_plan, entry_of, on_slurm
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
+from emergence.params import REPO_ROOT
 from emergence.stage import SCRATCH
 from emergence.experiments.runner import seed_groups
 from emergence.train import resolve_device, schedules
@@ -144,13 +147,43 @@ def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
     return factors
 
 
-def stage_entries(params: dict, scratch: Path = SCRATCH) -> list[tuple[str, dict[Path, tuple]]]:
+def runs(stage: str, running: set[str] | None) -> bool:
+    """Whether training stage `stage` is among the DVC stages `running` (a foreach stage's rows,
+    `sweep_sparsity@S08`, are that stage's); None: every stage runs."""
+    return running is None or any(name == stage or name.startswith(stage + "@") for name in running)
+
+
+def stages_to_run(root: Path = REPO_ROOT) -> set[str] | None:
+    """The stages `dvc repro` would run: those `dvc status` finds changed, and every stage
+    downstream of one (whose inputs it may rewrite: after a params edit only validate_params
+    has changed in DVC's eyes). None where DVC cannot tell (no DVC repository)."""
+    try:
+        with Repo(str(root)) as repo:
+            changed = set(repo.status())
+            graph = repo.index.graph  # edges point from a stage to the stages it depends on
+            todo = [stage for stage in graph.nodes if stage.addressing in changed]
+            found = set(todo)
+            while todo:
+                for downstream in graph.predecessors(todo.pop()):
+                    if downstream not in found:
+                        found.add(downstream)
+                        todo.append(downstream)
+            return {stage.addressing for stage in found}
+    except DvcException:
+        return None
+
+
+def stage_entries(params: dict, scratch: Path = SCRATCH,
+                  running: set[str] | None = None) -> list[tuple[str, dict[Path, tuple]]]:
     """Each training stage's cell-cache entries (the language models' too), in pipeline order,
-    each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section)."""
+    each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section); only the stages
+    `runs` finds among `running`."""
     out = [(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)):
                     (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c), c[cells.task_of(c)]["train"])
                     for c, ckpt in planned})
-           for stage, planned in planned_cells(params).items()]
+           for stage, planned in planned_cells(params).items() if runs(stage, running)]
+    if not runs("lm_train", running):
+        return out
     section = params["language_model"]
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
     out.append(("lm_train", {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)):
@@ -159,12 +192,14 @@ def stage_entries(params: dict, scratch: Path = SCRATCH) -> list[tuple[str, dict
     return out
 
 
-def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH) -> tuple[pd.DataFrame, float]:
+def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH,
+               running: set[str] | None = None) -> tuple[pd.DataFrame, float]:
     """One row per training stage: its cells, those the cell cache lacks and no earlier stage
     builds (a cell two stages share is built once), their seed-steps, FLOPs, estimated
     device-hours in one process (the build-time model's seconds times the factor of each cell's
     kind, `speed` from `calibrate`) and estimated wall hours on this machine with the executor's
-    workers (None: no estimate). Returns it and the total estimated device-seconds."""
+    workers (None: no estimate); the stages among `running` alone. Returns it and the total
+    estimated device-seconds."""
     rows, seen = [], set()
     execution = params["execution"]
     reference = reference_kind(params)
@@ -172,7 +207,7 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     def factor(kind: tuple) -> float:
         return speed[kind] if kind in speed else speed[reference]
 
-    for stage, entries in stage_entries(params, scratch):
+    for stage, entries in stage_entries(params, scratch, running):
         build = {e: cost for e, cost in entries.items() if e not in seen and not e.exists()}
         seen.update(entries)
         seconds = [modelled * factor(kind) for _, _, modelled, kind, _ in build.values()] if speed else []
@@ -193,27 +228,33 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     return table, total
 
 
-def kinds_to_build(params: dict, scratch: Path = SCRATCH) -> dict[tuple, float]:
+def kinds_to_build(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> dict[tuple, float]:
     """Kind -> the modelled one-core seconds of its cells (and language models) the cell cache
     lacks, a cell two stages share once."""
     todo: dict[tuple, float] = {}
-    missing = {e: cost for _, entries in stage_entries(params, scratch) for e, cost in entries.items() if not e.exists()}
+    missing = {e: cost for _, entries in stage_entries(params, scratch, running) for e, cost in
+               entries.items() if not e.exists()}
     for _, _, modelled, kind, _ in missing.values():
         todo[kind] = todo.get(kind, 0.0) + modelled
     return todo
 
 
-def kinds_to_calibrate(params: dict, scratch: Path = SCRATCH) -> set[tuple]:
+def kinds_to_calibrate(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> set[tuple]:
     """The kinds with at least CALIBRATE_ABOVE_S modelled seconds to build (and the reference)."""
-    return {k for k, s in kinds_to_build(params, scratch).items() if s >= CALIBRATE_ABOVE_S} | {reference_kind(params)}
+    return {k for k, s in kinds_to_build(params, scratch, running).items() if s >= CALIBRATE_ABOVE_S} | {reference_kind(params)}
 
 
-def main(argv: list[str], scratch: Path = SCRATCH) -> int:
+def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> int:
     profile = argv[argv.index("--profile") + 1] if "--profile" in argv else None
     params = validate(load_params(profile=profile) if profile else load_params())
-    table, _ = plan_table(params, None, scratch)
+    running = stages_to_run(root)
+    if running is not None and not running:
+        print(f"Profile {params['profile']}: `dvc status` finds the pipeline up to date; nothing to train.")
+        return 0
+    table, _ = plan_table(params, None, scratch, running)
     if table["to build"].sum() == 0:
-        print(f"Profile {params['profile']}: every cell and language model is in the cell cache; nothing to train.")
+        print(f"Profile {params['profile']}: every cell and language model the stages to run need is in the cell "
+              "cache; nothing to train.")
         return 0
     if "--no-calibrate" in argv:  # `make plan`: what an edit retrains, in seconds rather than minutes
         print(f"Profile {params['profile']}: cells and language models the cell cache lacks, by stage (`make report` "
@@ -222,8 +263,8 @@ def main(argv: list[str], scratch: Path = SCRATCH) -> int:
             index=False, formatters={"seed-steps": "{:,.0f}".format}))
         return 0
     timed_s = float(argv[argv.index("--calibrate-seconds") + 1]) if "--calibrate-seconds" in argv else 3.0
-    speed = calibrate(params, kinds_to_calibrate(params, scratch), timed_s)
-    table, seconds = plan_table(params, speed, scratch)
+    speed = calibrate(params, kinds_to_calibrate(params, scratch, running), timed_s)
+    table, seconds = plan_table(params, speed, scratch, running)
     print(f"Profile {params['profile']}: training plan (calibrated here: each kind of cell's steps and evaluations "
           "against the build-time model's one-core seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())
           + "; any other kind as " + "/".join(reference_kind(params)) + ")")

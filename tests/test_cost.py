@@ -112,7 +112,7 @@ def test_make_plan_lists_the_cells_an_edit_would_train_without_timing_any(tmp_pa
     from emergence import cost
 
     monkeypatch.setattr(cost, "calibrate", lambda *a, **k: pytest.fail("make plan times nothing"))
-    assert cost.main(["--profile", "smoke", "--no-calibrate"], scratch=tmp_path) == 0
+    assert cost.main(["--profile", "smoke", "--no-calibrate"], scratch=tmp_path, root=tmp_path) == 0  # no DVC here
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
     planned = cost.stage_entries(load_params(profile="smoke"), tmp_path)
@@ -120,3 +120,18 @@ def test_make_plan_lists_the_cells_an_edit_would_train_without_timing_any(tmp_pa
     # an empty cache: every cell to build, a cell two stages share once
     assert sum(int(to_build) for _, to_build, _ in rows.values()) == len({e for _, entries in planned for e in entries})
     assert "hours" not in out
+
+
+def test_the_plan_covers_the_stages_dvc_would_run(tmp_path):
+    """A stage DVC would not run trains nothing, whatever the cell cache lacks (a clone that
+    pulled its results has an empty cache); a foreach row counts as its stage; outside a DVC
+    repository every stage counts."""
+    from emergence import cost
+
+    params = load_params(profile="smoke")
+    every = [stage for stage, _ in cost.stage_entries(params, tmp_path)]
+    assert [s for s, _ in cost.stage_entries(params, tmp_path, {"sweep_sparsity@S08", "lm_probe"})] == ["sweep_sparsity"]
+    table = cost.plan_table(params, None, tmp_path, {"sweep_precision", "linear_map_train", "report_render"})[0]
+    assert table["stage"].tolist() == ["linear_map_train", "sweep_precision"]
+    assert cost.stage_entries(params, tmp_path, None)[-1][0] == "lm_train" and len(every) == 9
+    assert cost.stages_to_run(tmp_path) is None

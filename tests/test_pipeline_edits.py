@@ -4,6 +4,7 @@ renderer, nothing at all for a bad value; and a clone that pulls the results fro
 remote and has nothing to run."""
 import json
 import re
+import sys
 
 import pytest
 import yaml
@@ -92,6 +93,8 @@ def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(sm
                 "data/sweeps/sparsity_summary.nc"):
         assert (clone / rel).read_bytes() == (smoke_repo / rel).read_bytes(), rel
     assert "up to date" in sh(["dvc", "status"], clone).stdout
+    # `make report`'s plan: the clone's cell cache is empty, yet nothing will train, and it times nothing
+    assert "up to date; nothing to train" in sh([sys.executable, "-m", "emergence.cost"], clone).stdout
     metrics = json.loads((clone / "data" / "metrics" / "summary.json").read_text())
     assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "automata", "mixers",
                                                    "language_models", "mirage", "precision", "attention_bias"}
