@@ -5,9 +5,9 @@
 (`--no-calibrate`, which `make plan` uses: only the cells the cache lacks, no timing.)
 
 Every training stage that `dvc repro` will run (`stages_to_run`), its cells (and the
-language-model variants), how many of them the cell cache lacks, their seed-steps, their training FLOPs (6 x parameters x tokens for the weights,
-plus 12 x layers x T^2 x d_model per sequence for the attention scores and mixing, forward and
-backward), and an estimate of the device time: each cell's cost by the build-time model that
+language-model variants), how many of them the cell cache lacks, their seed-steps, their
+training FLOPs (6 x parameters x tokens for the weights, plus 12 x layers x T^2 x d_model per
+sequence for the attention scores and mixing, forward and backward), and an estimate of the device time: each cell's cost by the build-time model that
 orders the builds (emergence.experiments.cells.build_seconds: FLOPs, attention scores and
 token-layers, evaluations at a third of a training pass), scaled by how fast this machine, in
 this process, runs cells of its kind against that model: the first cell of each kind (task,
