@@ -13,6 +13,7 @@ the cache) is named, never silently skipped.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -245,10 +246,15 @@ def compare(base_rev: str, head_rev: str = WORKSPACE, root: Path = REPO_ROOT) ->
 
 
 def main(argv: list[str]) -> int:
-    if not 1 <= len(argv) <= 2:
-        print("usage: python -m emergence.compare BASE [HEAD]   (HEAD defaults to the workspace)")
-        return 2
-    out = compare(argv[0], argv[1] if len(argv) == 2 else WORKSPACE)
+    parser = argparse.ArgumentParser(prog="python -m emergence.compare", description="Two revisions side by side, "
+                                     "from DVC's cache, never retrained: report/_compare/compare.html and .pdf.")
+    parser.add_argument("base", help="the base: a git revision (a commit, branch, tag, HEAD~1)")
+    parser.add_argument("head", nargs="?", default=WORKSPACE, help=f"a git revision, or {WORKSPACE} (the default)")
+    args = parser.parse_args(argv)
+    for rev in {args.base, args.head} - {WORKSPACE}:
+        if _run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], REPO_ROOT, check=False).returncode:
+            parser.error(f"{rev!r} names no commit of this repository")
+    out = compare(args.base, args.head)
     print(f"HTML: {out / 'compare.html'}\nPDF:  {out / 'compare.pdf'}")
     return 0
 

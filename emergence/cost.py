@@ -23,7 +23,9 @@ handed out longest first). An estimate to plan a run, not a measurement. Asks fo
 """
 from __future__ import annotations
 
+import argparse
 import copy
+import math
 import sys
 import time
 from pathlib import Path
@@ -43,7 +45,7 @@ from emergence.experiments.cache import build_plan, entry_of, on_slurm
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
-from emergence.params import REPO_ROOT
+from emergence.params import PROFILES, REPO_ROOT
 from emergence.stage import SCRATCH
 from emergence.experiments.runner import seed_groups
 from emergence.train import resolve_device, schedules
@@ -244,9 +246,24 @@ def kinds_to_calibrate(params: dict, scratch: Path = SCRATCH, running: set[str] 
     return {k for k, s in kinds_to_build(params, scratch, running).items() if s >= CALIBRATE_ABOVE_S} | {reference_kind(params)}
 
 
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m emergence.cost", description="What the pipeline would train: "
+                                     "each training stage `dvc repro` will run, the cells the cell cache lacks, and "
+                                     "their time, calibrated on this machine.")
+    parser.add_argument("--profile", choices=PROFILES, help="a profile other than params.yaml's")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--no-calibrate", action="store_true", help="the cells alone, untimed (make plan)")
+    mode.add_argument("--calibrate-seconds", type=float, default=3.0, metavar="S",
+                      help="seconds of training steps timed per kind of cell (default 3)")
+    args = parser.parse_args(argv)
+    if not math.isfinite(args.calibrate_seconds) or args.calibrate_seconds <= 0:
+        parser.error(f"--calibrate-seconds: a positive number of seconds, got {args.calibrate_seconds}")
+    return args
+
+
 def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> int:
-    profile = argv[argv.index("--profile") + 1] if "--profile" in argv else None
-    params = validate(load_params(profile=profile) if profile else load_params())
+    args = _arguments(argv)
+    params = validate(load_params(profile=args.profile) if args.profile else load_params())
     running = stages_to_run(root)
     if running is not None and not running:
         print(f"Profile {params['profile']}: `dvc status` finds the pipeline up to date; nothing to train.")
@@ -256,14 +273,13 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
         print(f"Profile {params['profile']}: every cell and language model the stages to run need is in the cell "
               "cache; nothing to train.")
         return 0
-    if "--no-calibrate" in argv:  # `make plan`: what an edit retrains, in seconds rather than minutes
+    if args.no_calibrate:  # `make plan`: what an edit retrains, in seconds rather than minutes
         print(f"Profile {params['profile']}: cells and language models the cell cache lacks, by stage (`make report` "
               "prints their estimated time, calibrated here, before it starts):")
         print(table.drop(columns=["flops", "device-hours", "wall hours here"]).to_string(
             index=False, formatters={"seed-steps": "{:,.0f}".format}))
         return 0
-    timed_s = float(argv[argv.index("--calibrate-seconds") + 1]) if "--calibrate-seconds" in argv else 3.0
-    speed = calibrate(params, kinds_to_calibrate(params, scratch, running), timed_s)
+    speed = calibrate(params, kinds_to_calibrate(params, scratch, running), args.calibrate_seconds)
     table, seconds = plan_table(params, speed, scratch, running)
     print(f"Profile {params['profile']}: training plan (calibrated here: each kind of cell's steps and evaluations "
           "against the build-time model's one-core seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())

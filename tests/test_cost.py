@@ -135,3 +135,13 @@ def test_the_plan_covers_the_stages_dvc_would_run(tmp_path):
     assert table["stage"].tolist() == ["linear_map_train", "sweep_precision"]
     assert cost.stage_entries(params, tmp_path, None)[-1][0] == "lm_train" and len(every) == 9
     assert cost.stages_to_run(tmp_path) is None
+
+
+@pytest.mark.parametrize("argv", [["--calibrate-seconds", "0"], ["--calibrate-seconds", "nan"], ["--profile", "huge"],
+                                  ["--no-calibrate", "--calibrate-seconds", "2"]])
+def test_bad_arguments_stop_before_anything_runs(argv, capsys):
+    from emergence import cost
+
+    with pytest.raises(SystemExit) as stop:
+        cost.main(argv)
+    assert stop.value.code == 2 and "error:" in capsys.readouterr().err

@@ -169,3 +169,11 @@ def test_the_context_reads_the_paper_profiles_count_per_claim():
                                                   for t in ("linear_map", "cellular_automata"))
     assert ctx.paper_n("linear-map-entropy") is None          # its rule forecasts no seed count
     assert sc.Context(claims, PAPER).paper_n("linear-map-random-times") is None
+
+
+def test_compare_names_a_revision_that_is_no_commit(capsys):
+    from emergence.compare import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["no-such-revision"])
+    assert stop.value.code == 2 and "'no-such-revision' names no commit" in capsys.readouterr().err
