@@ -10,7 +10,9 @@ results do depend on it (CPU bfloat16, whose cache keys record the threads) are 
 stage's own process.
 
 Threads never exceed cores: each worker runs `threads_per_worker` torch threads (or the
-cells' own `train.threads` where set), and the pool has at most cores // threads workers.
+cells' own `train.threads` where set), and the pool has at most cores // threads workers; where
+a stage has fewer entries than that and `workers` is left to the executor, the spare cores are
+shared out among the workers' threads.
 
 On SLURM each missing entry is one task of an array (`execution.slurm`: partition, time,
 CPUs, GPUs, memory); its torch threads are its CPUs. A task that fails or dies (killed, timed
@@ -179,6 +181,10 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
     workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))
     if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers):
         return here
+    if not execution["workers"] and not cell_threads:
+        # fewer entries than the cores hold workers: the spare cores go to the workers' threads
+        # (7 cells on 16 cores: 7 workers of 2 threads, not 7 of 1 beside 9 idle cores)
+        threads = max(threads, cores // workers)
     return Plan(workers, threads)
 
 

@@ -22,7 +22,10 @@ def test_threads_never_exceed_the_cores(monkeypatch):
     auto = {"executor": "local", "workers": 0, "threads_per_worker": 4, "slowdown": 1.0, "worker_start_s": 0.0}
     assert plan(auto, [1.0] * 10) == Plan(4, 4)
     assert plan(dict(auto, workers=8), [1.0] * 10) == Plan(4, 4)       # 8 x 4 threads would be 32 on 16 cores
-    assert plan(dict(auto, threads_per_worker=1), [1.0] * 3) == Plan(3, 1)  # no more workers than entries
+    one = dict(auto, threads_per_worker=1)
+    assert plan(one, [1.0] * 20) == Plan(16, 1)
+    assert plan(one, [1.0] * 3) == Plan(3, 5)  # no more workers than entries, the spare cores their threads
+    assert plan(dict(one, workers=3), [1.0] * 3) == Plan(3, 1)  # unless `workers` is set
     assert plan(auto, [1.0] * 10, cell_threads=8) == Plan(2, 8)        # the cells' own train.threads win
     assert plan(auto, [1.0]).workers == 1 and plan(auto, [1.0] * 10, device="cuda").workers == 1
     assert plan(auto, [1.0] * 10, thread_dependent=True).workers == 1  # CPU bfloat16: keys record the threads
