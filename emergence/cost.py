@@ -7,19 +7,20 @@
 Every training stage that `dvc repro` will run (`stages_to_run`), its cells (and the
 language-model variants), how many of them the cell cache lacks, their seed-steps, their
 training FLOPs (6 x parameters x tokens for the weights, plus 12 x layers x T^2 x d_model per
-sequence for the attention scores and mixing, forward and backward), and an estimate of the device time: each cell's cost by the build-time model that
-orders the builds (emergence.experiments.cells.build_seconds: FLOPs, attention scores and
-token-layers, evaluations at a third of a training pass), scaled by how fast this machine, in
-this process, runs cells of its kind against that model: the first cell of each kind (task,
-sequence mixer, precision, compile mode) to build has a few seconds of training steps and a few
-evaluations timed after warm-up (a kind with little to build takes the linear-map cell's factor).
-The model alone has no term for a recurrent mixer's scan: on 2 CPU cores, against the model,
-RWKV-7 ran 2.4 times and Gated DeltaNet 1.9 times slower than the automata's attention cells,
-and the ratio of scans to attention differs from device to device: hence one factor per kind.
-Besides the device-hours
-(one process, every thread: what a cluster allocation needs), the wall time on this machine
-with the executor's workers (`execution`: emergence/executor.py's plan, each stage's cells
-handed out longest first). An estimate to plan a run, not a measurement. Asks for nothing.
+sequence for the attention scores and mixing, forward and backward), and an estimate of the
+device time: each cell's cost by the build-time model that orders the builds
+(emergence.experiments.cells.build_seconds: FLOPs, attention scores and token-layers,
+evaluations at a third of a training pass), scaled by how fast this machine, in this process,
+runs cells of its kind against that model: the first cell of each kind (task, sequence mixer,
+precision, compile mode) to build has a few seconds of training steps and a few evaluations
+timed after warm-up (a kind with little to build takes the linear-map cell's factor). The model
+alone has no term for a recurrent mixer's scan: on 2 CPU cores, against the model, RWKV-7 ran
+2.4 times and Gated DeltaNet 1.9 times slower than the automata's attention cells, and the
+ratio of scans to attention differs from device to device: hence one factor per kind. Besides
+the device-hours (one process, every thread: what a cluster allocation needs), the wall time
+on this machine with the executor's workers (`execution`: emergence/executor.py's plan, each
+stage's cells handed out longest first). An estimate to plan a run, not a measurement. Asks
+for nothing.
 """
 from __future__ import annotations
 
