@@ -32,7 +32,7 @@ from emergence.io import read_netcdf  # noqa: E402
 from emergence.params import REPO_ROOT, flatten, merged_params  # noqa: E402
 from emergence.render import html_page, pdf_document  # noqa: E402
 from emergence.report_index import params_diff  # noqa: E402
-from emergence.scorecard import rows_by_key  # noqa: E402
+from emergence.scorecard import changed_verdicts  # noqa: E402
 from emergence.stage import pipeline_paths  # noqa: E402
 from emergence.summary_metrics import at_budget  # noqa: E402
 from emergence.tables import pipe_table  # noqa: E402
@@ -113,12 +113,8 @@ def _results_section(base: dict, head: dict) -> str:
 def verdict_diff(base: dict, head: dict) -> pd.DataFrame:
     if base["scorecard"] is None or head["scorecard"] is None:
         return pd.DataFrame()
-    before = rows_by_key(base["scorecard"]["claims"])
-    after = rows_by_key(head["scorecard"]["claims"])
-    verdict = lambda rows, key: rows[key]["verdict"] if key in rows else "(not tested)"  # noqa: E731
-    rows = [((after.get(key) or before[key])["claim"], verdict(before, key), verdict(after, key))
-            for key in sorted(set(before) | set(after)) if verdict(before, key) != verdict(after, key)]
-    return pd.DataFrame(rows, columns=["claim", "base", "head"])
+    return pd.DataFrame(changed_verdicts(base["scorecard"]["claims"], head["scorecard"]["claims"]),
+                        columns=["claim", "base", "head"])
 
 
 def metric_diff(base: dict, head: dict) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
-from emergence.scorecard import claim_evidence, read_scorecard, rows_by_key
+from emergence.scorecard import changed_verdicts, claim_evidence, read_scorecard
 from emergence.stage import pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
 
@@ -180,10 +180,8 @@ def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
     text = git_show(rev, pipeline_paths(root)["scorecard"], root)
     if text is None:
         return pd.DataFrame()
-    before = {key: r["verdict"] for key, r in rows_by_key(json.loads(text).get("claims", [])).items()}
-    rows = [(r["claim"], before.get(key, "(not tested)"), r["verdict"]) for key, r in rows_by_key(current["claims"]).items()
-            if before.get(key) != r["verdict"]]
-    return pd.DataFrame(rows, columns=["claim", f"at {rev}", "now"])
+    return pd.DataFrame(changed_verdicts(json.loads(text).get("claims", []), current["claims"]),
+                        columns=["claim", f"at {rev}", "now"])
 
 
 # (row label, dotted key or a function of the merged params): the settings that set this run's

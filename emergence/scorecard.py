@@ -626,6 +626,15 @@ def rows_by_key(rows: list[dict]) -> dict[str, dict]:
     return {metric_key(rows, i): row for i, row in enumerate(rows)}
 
 
+def changed_verdicts(before: list[dict], after: list[dict]) -> list[tuple[str, str, str]]:
+    """(label, verdict before, verdict after) of each row whose verdict differs between two
+    scorecards' rows, matched by `rows_by_key`; "(not tested)" where one side lacks the row."""
+    old, new = rows_by_key(before), rows_by_key(after)
+    verdict = lambda rows, key: rows[key]["verdict"] if key in rows else "(not tested)"  # noqa: E731
+    return [((new.get(key) or old[key])["claim"], verdict(old, key), verdict(new, key))
+            for key in sorted(set(old) | set(new)) if verdict(old, key) != verdict(new, key)]
+
+
 def verdicts_json(rows: list[dict]) -> str:
     """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
