@@ -42,14 +42,16 @@ import torch
 from emergence.allocator import keep_freed_memory
 from emergence.config import load_params
 from emergence.executor import Plan, worker_start_seconds
+from emergence.experiments import language_model as lm
 from emergence.experiments.cells import task_module
 from emergence.experiments.mixer_comparison import cell_config, settings
+from emergence.experiments.runner import seed_groups
 from emergence.io import write_json
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.plain_loop import PlainTransformer, plain_step
 from emergence.precision import PRECISIONS, bf16_support
-from emergence.train import (batch_generator, evaluate, make_optimizer, schedules, train_flops_per_step, train_step,
-                             training_forward)
+from emergence.train import (Task, batch_generator, evaluate, make_optimizer, schedules, train_flops_per_step,
+                             train_step, training_forward)
 
 DTYPES = {"float32": torch.float32, "bf16-autocast": torch.bfloat16}
 
@@ -123,15 +125,18 @@ def _prepared(task_name: str, section: dict, threads: int, device: str):
     return section["train"], task.to(torch.device(device)), cfg
 
 
+WARMUP_STEPS, MIN_TIMED_STEPS = 3, 5
+
+
 def _timed(step, seconds: float, device: str) -> tuple[int, float, float]:
     warm = time.perf_counter()
-    for i in range(3):  # with train.compile, the first steps compile (timed apart)
+    for i in range(WARMUP_STEPS):  # with train.compile, the first steps compile (timed apart)
         step(i)
     if device == "cuda":
         torch.cuda.synchronize()
     warmup_s = time.perf_counter() - warm
     n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds or n < 5:
+    while time.perf_counter() - start < seconds or n < MIN_TIMED_STEPS:
         step(n)
         n += 1
     if device == "cuda":
@@ -206,6 +211,14 @@ def step_and_evaluation_seconds(task_name: str, section: dict, threads: int, sec
     process, the median seconds per evaluation (emergence.train.evaluate, no attention maps) of
     that group at each per-example setting of `examples`, alternated."""
     train, task, cfg = _prepared(task_name, section, threads, device)
+    return timed_step_and_evaluation(train, task, cfg, seconds, device, examples, repeats)
+
+
+def timed_step_and_evaluation(train: dict, task: Task, cfg: ModelConfig, seconds: float, device: str,
+                              examples: tuple[str, ...] = ("none",), repeats: int = 5,
+                              want_maps: bool = False) -> tuple[float, dict[str, float]]:
+    """`step_and_evaluation_seconds` for a task already on `device` (`want_maps`: evaluations
+    that also read the attention maps, as a checkpoint's do)."""
     seeds = list(range(train["seeds_per_group"]))
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
@@ -217,13 +230,39 @@ def step_and_evaluation_seconds(task_name: str, section: dict, threads: int, sec
 
     n, elapsed, _ = _timed(step, seconds, device)
     times: dict[str, list[float]] = {e: [] for e in examples}
-    evaluate(model, task, want_maps=False)
+    if examples:
+        evaluate(model, task, want_maps=want_maps)
     for _ in range(repeats):
         for e in examples:
             start = time.perf_counter()
-            evaluate(model, task, want_maps=False, examples=e)
+            evaluate(model, task, want_maps=want_maps, examples=e)
             times[e].append(time.perf_counter() - start)
     return elapsed / n, {e: _median(t) for e, t in times.items()}
+
+
+def language_model_seconds(section: dict, size: str, pretraining: str | None, seconds: float, device: str,
+                           seeds: int | None = None) -> float:
+    """Seconds this process, with its threads, takes to train one language-model variant (every
+    seed group): its corpus steps (the corpus windows drawn in Python count: a third of a small
+    model's step on 2 cores) and evaluations, each with the attention maps its checkpoint keeps,
+    and for a pre-pretrained twin its steps on the synthetic task (a neural-CA batch takes twice
+    a Dyck one to draw), each timed here after warm-up. Writing checkpoints is not timed.
+    `seeds`: time batches of that many seeds and scale to the group (a paper-scale model's
+    step on a CPU takes minutes for a whole group)."""
+    train, dev = section["train"], torch.device(device)
+    group = train["seeds_per_group"]
+    timed = dict(train, seeds_per_group=min(seeds or group, group))
+    cfg = lm.model_config(section["sizes"][size], lm.layout_of(section))
+    task = lm.task_tensors(lm.build_task(section), section).to(dev)
+    step_s, eval_s = timed_step_and_evaluation(timed, task, cfg, seconds, device, (train["examples"],), repeats=3,
+                                               want_maps=True)
+    total = train["steps"] * step_s + len(schedules(train)[0]) * eval_s[train["examples"]]
+    if pretraining is not None:
+        pre = lm.pretraining_of(section, pretraining)
+        pre_task = lm.pretraining_task(section["corpus"], pre, pretraining, section["seq_len"], 16).to(dev)
+        pre_step_s, _ = timed_step_and_evaluation(timed, pre_task, cfg, seconds, device, examples=())
+        total += pre["steps"] * pre_step_s
+    return len(seed_groups(train)) * total * group / timed["seeds_per_group"]
 
 
 def _measure_evaluation(args: tuple) -> dict:

@@ -13,7 +13,8 @@ device time: each cell's cost by the build-time model that orders the builds
 evaluations at a third of a training pass), scaled by how fast this machine, in this process,
 runs cells of its kind against that model: the first cell of each kind (task, sequence mixer,
 precision, compile mode) to build has a few seconds of training steps and a few evaluations
-timed after warm-up (a kind with little to build takes the linear-map cell's factor). The model
+timed after warm-up, and so has each language-model variant (its corpus steps, a twin's
+pre-pretraining steps); a kind with little to build takes the linear-map cell's factor. The model
 alone has no term for a recurrent mixer's scan: on 2 CPU cores, against the model, RWKV-7 ran
 2.4 times and Gated DeltaNet 1.9 times slower than the automata's attention cells, and the
 ratio of scans to attention differs from device to device: hence one factor per kind. Besides
@@ -36,7 +37,7 @@ import torch
 from dvc.exceptions import DvcException
 from dvc.repo import Repo
 
-from emergence.bench import step_and_evaluation_seconds
+from emergence.bench import MIN_TIMED_STEPS, WARMUP_STEPS, language_model_seconds, step_and_evaluation_seconds
 from emergence.config import load_params, validate
 from emergence.experiments import bias_intervention, cells, language_model as lm, mixer_comparison
 from emergence.experiments.cells import cell_flops, training_flops
@@ -90,24 +91,20 @@ def cell_kind(cell: dict) -> tuple[str, str, str, str]:
     return task, section["model"].get("mixer", "attention"), section["train"]["precision"], section["train"]["compile"]
 
 
-def language_model_kind(params: dict) -> tuple[str, str, str, str]:
-    """The language models are timed as the linear-map transformer at their precision and compile
-    mode (the same blocks; on 2 cores the six default models' build times over the model were
-    1.85-2.86, the linear-map attention cells' 1.2-3.4)."""
+def language_model_kind(params: dict, variant: str) -> tuple[str, str, str, str]:
+    """A language-model variant is a kind of its own: its corpus window sampler (Python, a third
+    of the small model's step on 2 cores) and a twin's synthetic task weigh differently at each
+    size. On 2 cores the six default variants' recorded build times came to 1.23-1.90 times
+    their estimate by the linear-map transformer's factor (the large model least, the small ones
+    and the neural-CA twin most) and to 1.38-1.63 times by their own factors, timed one after
+    the other in one state of the machine (whose speed drifts; the spread is what compares)."""
     train = params["language_model"]["train"]
-    return "linear_map", "attention", train["precision"], train["compile"]
+    return lm.NAME, variant, train["precision"], train["compile"]
 
 
 def _kind_cell(params: dict, kind: tuple) -> dict:
-    """A cell of `kind`: the first one planned, or (a language models' kind) the linear-map cell
-    at that precision and compile mode."""
-    for planned in planned_cells(params).values():
-        for cell, _ in planned:
-            if cell_kind(cell) == kind:
-                return cell
-    cell = copy.deepcopy(planned_cells(params)["linear_map_train"][0][0])
-    cell["linear_map"]["train"].update(precision=kind[2], compile=kind[3])
-    return cell
+    """The first planned cell of `kind`."""
+    return next(cell for planned in planned_cells(params).values() for cell, _ in planned if cell_kind(cell) == kind)
 
 
 def calibrate_cell(cell: dict, seconds: float = 3.0) -> float:
@@ -125,6 +122,27 @@ def calibrate_cell(cell: dict, seconds: float = 3.0) -> float:
     return measured / cells.cell_build_seconds(cell)
 
 
+def calibrate_language_model(params: dict, variant: str, seconds: float, reference: float) -> float:
+    """`calibrate_cell` for a language-model variant (bench.language_model_seconds: its corpus
+    steps, its evaluations with attention maps, a twin's pre-pretraining steps), kept to about
+    four times `seconds`: where the `reference` factor puts the warm-up and the fewest timed
+    steps of a whole seed group over that, one seed's batches are timed and scaled to the group,
+    and where even one seed's would be (the paper's medium and large models on a CPU: one seed of
+    the large one took 134 s to time on 2 cores), the variant takes the reference factor."""
+    section = params["language_model"]
+    size, pretraining = lm.variants(section)[variant]
+    modelled = variant_seconds(section, size, pretraining)
+    train = section["train"]
+    steps = len(seed_groups(train)) * (train["steps"] + (section["pretraining"]["steps"] if pretraining else 0))
+    group_timing = reference * modelled / steps * (WARMUP_STEPS + MIN_TIMED_STEPS)
+    seeds = next((n for n in (train["seeds_per_group"], 1)
+                  if group_timing * n / train["seeds_per_group"] <= 4 * seconds), None)
+    if seeds is None:
+        return reference
+    return language_model_seconds(section, size, pretraining, seconds, str(resolve_device(train["device"])),
+                                  seeds=seeds) / modelled
+
+
 # A kind whose cells to build the model puts under this many one-core seconds in all takes the
 # linear-map cell's factor instead of its own timing: timing a kind costs seconds, a compiled
 # mixer its compile (on 2 cores the default profile's nine kinds took 218 s from a cold inductor
@@ -139,11 +157,14 @@ def reference_kind(params: dict) -> tuple[str, str, str, str]:
 
 
 def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
-    """Kind -> its factor (`calibrate_cell` on its first cell) for `kinds` and the reference kind."""
+    """Kind -> its factor (`calibrate_cell` on its first cell, `calibrate_language_model` on a
+    language model) for `kinds` and the reference kind."""
     factors = {}
-    for kind in sorted(set(kinds) | {reference_kind(params)}):
+    reference = reference_kind(params)
+    for kind in [reference] + sorted(set(kinds) - {reference}):
         start = time.perf_counter()
-        factors[kind] = calibrate_cell(_kind_cell(params, kind), seconds)
+        factors[kind] = (calibrate_language_model(params, kind[1], seconds, factors[reference]) if kind[0] == lm.NAME
+                         else calibrate_cell(_kind_cell(params, kind), seconds))
         # as it goes: a compiled kind takes its compile, and a run cut short keeps what it timed
         print(f"calibrated {'/'.join(kind)}: {factors[kind]:.2f}x ({time.perf_counter() - start:.0f} s)",
               file=sys.stderr, flush=True)
@@ -190,7 +211,7 @@ def stage_entries(params: dict, scratch: Path = SCRATCH,
     section = params["language_model"]
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
     out.append(("lm_train", {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)):
-                             (*lm_cost[name], language_model_kind(params), section["train"])
+                             (*lm_cost[name], language_model_kind(params, name), section["train"])
                              for name, (size, kind) in lm.variants(section).items()}))
     return out
 

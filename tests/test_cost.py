@@ -9,9 +9,10 @@ from emergence.config import load_params
 from emergence.cost import (CALIBRATE_ABOVE_S, calibrate, cell_flops, cell_kind, kinds_to_build, kinds_to_calibrate,
                             language_model_flops, language_model_kind, plan_table, planned_cells, reference_kind,
                             training_flops)
-from emergence.experiments import cells
+from emergence.experiments import cells, language_model as lm
 from emergence.experiments.cache import entry_of
 from emergence.model import ModelConfig, parameter_count
+from emergence.train import schedules
 
 
 def test_flops_grow_with_tokens_and_the_attention_with_the_square_of_the_length():
@@ -60,11 +61,11 @@ def test_builds_start_with_the_widest_automata_cell_as_measured():
 
 def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_cells(tmp_path):
     """The calibration times the real training steps and evaluations of the first cell of each kind (task, mixer,
-    precision, compile mode), the language models as the linear-map transformer: a positive
-    finite factor each, and a kind's factor scales its own cells' hours and no other's."""
+    precision, compile mode), and of each language-model variant: a positive finite factor
+    each, and a kind's factor scales its own cells' hours and no other's."""
     params = load_params(profile="smoke")
     kinds = kinds_to_build(params, tmp_path)
-    assert language_model_kind(params) in kinds
+    assert {language_model_kind(params, name) for name in lm.variants(params["language_model"])} <= set(kinds)
     assert {k[1] for k in kinds} >= {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
     speed = calibrate(params, kinds, seconds=0.3)
     assert set(speed) == set(kinds) and all(math.isfinite(v) and v > 0 for v in speed.values())
@@ -78,6 +79,55 @@ def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_ce
     assert mamba_seconds > 0
     assert doubled["sweep_mixers"] - base["sweep_mixers"] == pytest.approx(mamba_seconds / 3600, abs=0.011)
     assert (doubled.drop("sweep_mixers") == base.drop("sweep_mixers")).all()
+
+
+def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(monkeypatch):
+    """A variant's seconds: per seed group, its corpus steps and evaluations (with the attention
+    maps its checkpoints keep) and, for a twin, its steps on the synthetic task, each at the
+    seconds timed for it; timed on one seed's batches (a paper-scale model on a CPU), scaled to
+    the group."""
+    from emergence import bench
+
+    params = load_params(profile="smoke")
+    section = params["language_model"]
+    train = section["train"]
+    timed = []
+
+    def fake(train_, task, cfg, seconds, device, examples=("none",), repeats=5, want_maps=False):
+        pre = task.eval_tokens.shape[0] == 16  # the pre-pretraining task's evaluation set
+        timed.append((pre, want_maps, cfg.n_head, train_["seeds_per_group"]))
+        per_seed = train_["seeds_per_group"] / train["seeds_per_group"]
+        return (0.5 if pre else 0.25) * per_seed, {e: 2.0 * per_seed for e in examples}
+
+    monkeypatch.setattr(bench, "timed_step_and_evaluation", fake)
+    size, kind = next(v for v in lm.variants(section).values() if v[1] is not None)
+    group = train["seeds_per_group"]
+    groups = -(-train["n_seeds"] // group)
+    corpus = train["steps"] * 0.25 + len(schedules(train)[0]) * 2.0
+    assert bench.language_model_seconds(section, size, None, 1.0, "cpu") == pytest.approx(groups * corpus)
+    assert timed == [(False, True, section["sizes"][size]["n_head"], group)]
+    twin = groups * (corpus + section["pretraining"]["steps"] * 0.5)
+    assert bench.language_model_seconds(section, size, kind, 1.0, "cpu") == pytest.approx(twin)
+    assert group > 1 and bench.language_model_seconds(section, size, kind, 1.0, "cpu", seeds=1) == pytest.approx(twin)
+    assert [t[-1] for t in timed[-2:]] == [1, 1]
+
+
+def test_a_language_model_too_slow_for_a_whole_group_is_timed_on_one_seed_or_not_at_all(monkeypatch):
+    from emergence import cost
+
+    params = load_params(profile="smoke")
+    asked = []
+    monkeypatch.setattr(cost, "language_model_seconds", lambda *a, seeds: asked.append(seeds) or 1.0)
+    variant = next(iter(lm.variants(params["language_model"])))
+    group = params["language_model"]["train"]["seeds_per_group"]
+    whole = cost.calibrate_language_model(params, variant, 3.0, reference=1.0)  # a smoke model: milliseconds a step
+    # as slow as one seed's timing allows, and slower still
+    modelled = cost.variant_seconds(params["language_model"], *lm.variants(params["language_model"])[variant])
+    steps = params["language_model"]["train"]["steps"]  # one seed group, no pre-pretraining
+    fits = 12.0 / (modelled / steps * 8) * group * 0.99
+    assert cost.calibrate_language_model(params, variant, 3.0, reference=fits) == pytest.approx(1.0 / modelled)
+    assert cost.calibrate_language_model(params, variant, 3.0, reference=fits * 1.1) == fits * 1.1
+    assert asked == [group, 1] and whole == pytest.approx(1.0 / modelled)
 
 
 def test_the_wall_time_follows_the_executor(tmp_path):
