@@ -31,6 +31,7 @@ $(VENV)/.installed: requirements.lock
 report: env
 	$(BIN)/python -m emergence.config set-profile $(PROFILE)
 	$(BIN)/python -m emergence.cost
+	$(BIN)/python -m emergence.prebuild
 	$(BIN)/dvc repro
 	@echo "HTML: $(abspath report/_output/index.html)"
 	@echo "PDF:  $(abspath report/_output/report.pdf)"

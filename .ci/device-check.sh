@@ -43,7 +43,8 @@ case "${1:-}" in
     timeout 200 python3 -m emergence.bench --configs paper --groups 1,8 --rounds 1 --seconds 3 --compile default \
       --out "$out/bench.json" 2>&1 | tee "$out/bench.log" | grep -v '^\s*$' | tail -40
     # The paper profile's plan, each kind of cell (task, mixer, precision, compile mode) timed on
-    # this device for a second after warm-up (on a 2-core CPU the twelve kinds took 8.5 min at 3 s).
+    # this device for a second after warm-up, and each language-model variant (on a 2-core CPU the
+    # twelve kinds of cell took 8.5 min at 3 s).
     timeout 180 python3 -m emergence.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
     ;;
   *)

@@ -20,8 +20,9 @@ alone has no term for a recurrent mixer's scan: on 2 CPU cores, against the mode
 ratio of scans to attention differs from device to device: hence one factor per kind. Besides
 the device-hours (one process, every thread: what a cluster allocation needs), the wall time
 on this machine with the executor's workers (`execution`: emergence/executor.py's plan, each
-stage's cells handed out longest first). An estimate to plan a run, not a measurement. Asks
-for nothing.
+stage's cells handed out longest first), stage by stage as `dvc repro` alone builds them and
+in one pool over every stage as `make report` does (emergence/prebuild.py). An estimate to
+plan a run, not a measurement. Asks for nothing.
 """
 from __future__ import annotations
 
@@ -43,13 +44,13 @@ from emergence.experiments import bias_intervention, cells, language_model as lm
 from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
 from emergence.executor import expected_seconds, makespan
-from emergence.experiments.cache import build_plan, entry_of, on_slurm
+from emergence.experiments.cache import build_plan, entry_of, on_slurm, thread_dependent
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
 from emergence.params import PROFILES, REPO_ROOT
 from emergence.stage import SCRATCH
-from emergence.experiments.runner import seed_groups
+from emergence.experiments.runner import runs_on, seed_groups
 from emergence.train import resolve_device, schedules
 from stages.lm_train import variant_seconds
 
@@ -224,7 +225,7 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     kind, `speed` from `calibrate`) and estimated wall hours on this machine with the executor's
     workers (None: no estimate); the stages among `running` alone. Returns it and the total
     estimated device-seconds."""
-    rows, seen = [], set()
+    rows, seen, every = [], set(), []
     execution = params["execution"]
     reference = reference_kind(params)
 
@@ -236,20 +237,41 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
         seen.update(entries)
         seconds = [modelled * factor(kind) for _, _, modelled, kind, _ in build.values()] if speed else []
         trains = [train for *_, train in build.values()]
-        if not speed:
-            wall = float("nan")
-        elif on_slurm(execution, trains):  # an array task per cell, nodes as fast as this device
-            wall = makespan(seconds, min(len(build), execution["slurm"]["array_parallelism"])) if build else 0.0
-        else:
-            wall = expected_seconds(execution, seconds, build_plan(execution, trains, seconds)) if build else 0.0
+        every += zip(seconds, trains)
         rows.append({"stage": stage, "cells": len(entries), "to build": len(build),
                      "seed-steps": sum(c[1] for c in build.values()), "flops": sum(c[0] for c in build.values()),
-                     "seconds": sum(seconds) if speed else float("nan"), "wall": wall})
+                     "seconds": sum(seconds) if speed else float("nan"),
+                     "wall": build_wall(execution, seconds, trains) if speed else float("nan")})
     table = pd.DataFrame(rows)
     total = float(table["seconds"].sum()) if speed else float("nan")
+    table.attrs["one pool hours"] = (one_pool_seconds(execution, every, float(table["wall"].sum())) / 3600
+                                     if speed else float("nan"))
     table["device-hours"] = (table.pop("seconds") / 3600).round(2)
     table["wall hours here"] = (table.pop("wall") / 3600).round(2)
     return table, total
+
+
+def build_wall(execution: dict, seconds: list[float], trains: list[dict]) -> float:
+    """Expected wall seconds of building entries that take `seconds` in this process, trained
+    with these `train` sections, the way cache.build_missing builds them."""
+    if not seconds:
+        return 0.0
+    if on_slurm(execution, trains):  # an array task per cell, nodes as fast as this device
+        return makespan(seconds, min(len(seconds), execution["slurm"]["array_parallelism"]))
+    return expected_seconds(execution, seconds, build_plan(execution, trains, seconds))
+
+
+def one_pool_seconds(execution: dict, builds: list[tuple[float, dict]], stage_by_stage: float) -> float:
+    """Expected wall seconds of `builds` (seconds in this process, train section) as `make report`
+    builds them: emergence/prebuild.py's one pool over every stage's entries, then the CPU-bfloat16
+    ones in their stages' processes; where the pool would be this one process, the stages build
+    everything, in `stage_by_stage` seconds."""
+    pooled = [(s, t) for s, t in builds if not thread_dependent(runs_on(t))]
+    left = sum(s for s, t in builds if thread_dependent(runs_on(t)))
+    seconds, trains = [s for s, _ in pooled], [t for _, t in pooled]
+    if len(pooled) < 2 or not on_slurm(execution, trains) and build_plan(execution, trains, seconds).workers < 2:
+        return stage_by_stage
+    return build_wall(execution, seconds, trains) + left
 
 
 def kinds_to_build(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> dict[tuple, float]:
@@ -308,9 +330,10 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
           + "; any other kind as " + "/".join(reference_kind(params)) + ")")
     print(table.to_string(index=False, formatters={"seed-steps": "{:,.0f}".format, "flops": "{:.3g}".format}))
     print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device in "
-          f"one process; {table['wall hours here'].sum():.2f} hours of wall time here with "
-          f"`execution` ({params['execution']['executor']}). An estimate from a cost model calibrated here, "
-          "not a measurement.")
+          f"one process; with `execution` ({params['execution']['executor']}), "
+          f"{table.attrs['one pool hours']:.2f} hours of wall time here as `make report` builds the cells (one pool "
+          f"over every stage's, emergence/prebuild.py), {table['wall hours here'].sum():.2f} stage by stage "
+          "(`dvc repro` alone: the column). An estimate from a cost model calibrated here, not a measurement.")
     return 0
 
 

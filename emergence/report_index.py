@@ -18,7 +18,7 @@ from emergence.params import deep_merge, flatten, merged_params, on_profile, spa
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
 from emergence.scorecard import changed_verdicts, claim_evidence, read_scorecard
-from emergence.stage import pipeline_paths, read_pipeline
+from emergence.stage import PREBUILD, pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
 
 METRICS_FILES = ("data/linear_map/metrics.json", "data/metrics/summary.json")
@@ -114,9 +114,10 @@ def _spread(entries: dict[str, float], workers: int) -> float:
 
 
 def _pipeline_rank(root: Path):
-    """Sort key putting timings in dvc.yaml's stage order (a foreach stage's items by key); stages
-    dvc.yaml does not list, or every stage where it is absent, by name after them."""
-    order = list(read_pipeline(root).get("stages", {})) if (root / "dvc.yaml").exists() else []
+    """Sort key putting timings in the order they run: `make report`'s prebuild of every stage's
+    cells, then dvc.yaml's stage order (a foreach stage's items by key); stages dvc.yaml does not
+    list, or every stage where it is absent, by name after them."""
+    order = [PREBUILD] + (list(read_pipeline(root).get("stages", {})) if (root / "dvc.yaml").exists() else [])
     rank = {name: i for i, name in enumerate(order)}
     return lambda t: (rank.get(t["stage"].split("@")[0], len(rank)), t["stage"])
 

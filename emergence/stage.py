@@ -35,6 +35,7 @@ from emergence import build_log
 from emergence.io import write_json
 
 TIMINGS_DIR = Path("data/timings")
+PREBUILD = "prebuild"  # `make report`'s build of every stage's cells before `dvc repro` (emergence/prebuild.py)
 SCRATCH = Path("data/.scratch")  # resume snapshots and the cell cache (not a DVC output)
 
 
@@ -186,12 +187,13 @@ def process_seconds() -> float | None:
 
 def stage_started() -> float:
     """time.perf_counter() when this stage began: its process's start where the process is the
-    stage's own (`python -m stages.<stage>`, or `emergence.config check`) and /proc tells it,
+    stage's own (`python -m stages.<stage>`, `emergence.config check`, or `emergence.prebuild`,
+    which builds the stages' cells before them) and /proc tells it,
     so that the Python and torch imports before the stage's body (2-4 s a stage on 2 cores)
     count; otherwise now."""
     now = time.perf_counter()
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    own = spec is not None and (spec.name.startswith("stages.") or spec.name == "emergence.config")
+    own = spec is not None and (spec.name.startswith("stages.") or spec.name in ("emergence.config", "emergence.prebuild"))
     since = process_seconds() if own else None
     return now - since if since is not None and since >= 0 else now
 

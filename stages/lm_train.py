@@ -28,21 +28,26 @@ def variant_seconds(section: dict, size: str, kind: str | None) -> float:
                          float(steps * train["batch_size"] * train["n_seeds"]))
 
 
+def variant_requests(params: dict, scratch: Path) -> dict[str, tuple]:
+    """Variant name -> its cell-cache request (name, key, build, cost)."""
+    section = params["language_model"]
+    return {name: (lm.NAME, lm.training_key(params, size, kind),
+                   partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
+                   variant_seconds(section, size, kind))
+            for name, (size, kind) in lm.variants(section).items()}
+
+
 def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Every variant into out_dir/<variant>/ (train.nc, checkpoints/); the missing ones built
     through the `execution` workers, the costliest first."""
-    section = params["language_model"]
-    names, train = lm.variants(section), section["train"]
-    requests = {name: (lm.NAME, lm.training_key(params, size, kind),
-                       partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
-                       variant_seconds(section, size, kind))
-                for name, (size, kind) in names.items()}
-    build_missing(scratch, list(requests.values()), params["execution"], [train], desc="language models")
+    requests = variant_requests(params, scratch)
+    build_missing(scratch, list(requests.values()), params["execution"], [params["language_model"]["train"]],
+                  desc="language models")
     with atomic_dir(out_dir) as tmp:
         for name, (_, key, build, _) in requests.items():
             entry = cached(scratch, lm.NAME, key, build)
             shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(*RECORDS))
-    return list(names)
+    return list(requests)
 
 
 if __name__ == "__main__":

@@ -143,6 +143,30 @@ def test_the_wall_time_follows_the_executor(tmp_path):
     assert (table["wall hours here"] <= table["device-hours"] + 0.011).all()
 
 
+@pytest.mark.parametrize("cores, gain", [(2, 0.03), (8, 0.4)])
+def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path, monkeypatch, cores, gain):
+    """`make report` builds every stage's cells in one pool (emergence/prebuild.py): stages with
+    fewer cells than workers no longer leave workers idle (on 8 cores most stages have fewer
+    cells than cores). In one process both are the device time; the CPU-bfloat16 cells stay in
+    their stages' processes either way."""
+    from emergence import executor
+
+    monkeypatch.setattr(executor, "usable_cores", lambda: cores)
+    params = load_params(profile="default")
+    speed = dict.fromkeys(kinds_to_build(params, tmp_path), 1.0)
+    table = plan_table(params, speed, scratch=tmp_path)[0]
+    pooled, by_stage = table.attrs["one pool hours"], table["wall hours here"].sum()
+    assert pooled < (1 - gain) * by_stage
+    bf16 = sum(cells.cell_build_seconds(c) for planned in planned_cells(params).values() for c, _ in planned
+               if c[cells.task_of(c)]["train"]["precision"] != "float32") / 3600
+    assert bf16 > 0 and pooled > bf16 + (sum(table["device-hours"]) - bf16) / cores  # workers, no faster than alone
+    one = copy.deepcopy(params)
+    one["execution"]["workers"] = 1
+    table = plan_table(one, speed, scratch=tmp_path)[0]
+    assert table.attrs["one pool hours"] == pytest.approx(table["wall hours here"].sum(), abs=0.011 * len(table))
+    assert math.isnan(plan_table(params, None, scratch=tmp_path)[0].attrs["one pool hours"])
+
+
 def test_a_kind_with_little_to_build_takes_the_linear_map_cells_factor(tmp_path):
     """Timing a kind costs seconds (a compiled mixer's compile: tens of them), so a kind with
     less than CALIBRATE_ABOVE_S modelled seconds to build is not timed: its cells take the

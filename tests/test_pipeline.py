@@ -66,6 +66,23 @@ def test_appendix_shows_provenance_and_the_entry_page_links_it(smoke_built):
     assert "paper profile" in index and "min" in index.split('id="time"')[1][:2000]
 
 
+def test_the_prebuild_ran_first_and_the_stages_took_what_it_built(smoke_built):
+    """The smoke build runs as `make report` does: the prebuild, the first row of the time table,
+    then `dvc repro`. Where its one pool ran (not for the smoke profile's seconds-long cells
+    on 2 cores: workers would take longer to start than they save, so the stages build them in
+    their own processes), the training stages took every cell from the cache but the CPU-bfloat16
+    ones of the precision check, whose keys record their process's threads."""
+    timings = {f.stem: json.loads(f.read_text()) for f in (smoke_built / "data" / "timings").glob("*.json")}
+    appendix = (smoke_built / "report" / "_output" / "appendix.html").read_text()  # every stage's time
+    assert 0 < appendix.index(">prebuild<") < appendix.index(">validate_params<")
+    prebuild = timings["prebuild"]
+    if prebuild["workers"] >= 2:
+        assert prebuild["cells_built"] >= 20
+        assert {name for name, t in timings.items() if t.get("cells_built") and name != "prebuild"} == {"sweep_precision"}
+    else:
+        assert prebuild["cells_built"] == 0 and timings["lm_train"]["cells_built"] == 6
+
+
 def test_metrics_and_results_written(smoke_built):
     import xarray as xr
 
