@@ -27,7 +27,6 @@ plan a run, not a measurement. Asks for nothing.
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import sys
 import time
