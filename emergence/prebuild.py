@@ -16,7 +16,13 @@ builds nothing and the stages build as before.
 
 By the executor's own model over the default plan calibrated on 2 cores: 7,201 s of training
 against 7,584 s stage by stage (8,502 s in one process); on 8 cores 2,437 s against 5,359 s.
-Its time goes to data/timings/prebuild.json, on the entry page with the stages'.
+Measured on 2 cores, the gain is not there: four stages' 12 cells from a fresh clone took
+3,121 s in the pool (both workers busy 98% of it), about what the same cells' times give stage
+by stage (3,000-3,130 s), because the linear-map run's one cell, which its stage trains in its
+own process on both threads (875 s), took 1,860 s in a one-thread worker: 2.1 times, where the
+executor assumes 1.66. The gain is on more cores, where a stage's few cells leave most idle,
+and on SLURM (one array in place of one per stage, each waiting for its slowest task). Its
+time goes to data/timings/prebuild.json, on the entry page with the stages'.
 """
 from __future__ import annotations
 

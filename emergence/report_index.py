@@ -313,7 +313,9 @@ def appendix_markdown(root: Path, renderer: str, rendered_at: str) -> str:
         "## Time per stage",
         "Seconds of this run, in pipeline order; cold seconds: the stage's part of a run from an empty cell "
         "cache (what the cells it took from the cache took to build added, a cell that stages share counted "
-        "in the first), so the column adds up to the total.",
+        "in the first), so the column adds up to the total. A first row `prebuild`, where present, is `make "
+        "report`'s build of the missing cells of every stage to run in one pool of workers before `dvc repro` "
+        "(the cells it built count there; `dvc repro` alone builds them stage by stage).",
         _md_table(stage_timings(root)),
         "## Parameters of this run",
         _md_table(pd.DataFrame([(k, yaml_value(v)) for k, v in sorted(flatten(params).items())],
