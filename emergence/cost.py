@@ -51,7 +51,7 @@ from emergence.params import PROFILES, REPO_ROOT
 from emergence.stage import SCRATCH
 from emergence.experiments.runner import runs_on, seed_groups
 from emergence.train import resolve_device, schedules
-from stages.lm_train import variant_seconds
+from stages.lm_train import variant_requests, variant_seconds
 
 
 def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
@@ -208,11 +208,10 @@ def stage_entries(params: dict, scratch: Path = SCRATCH,
            for stage, planned in planned_cells(params).items() if runs(stage, running)]
     if not runs("lm_train", running):
         return out
-    section = params["language_model"]
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
-    out.append(("lm_train", {entry_of(scratch, lm.NAME, lm.training_key(params, size, kind)):
-                             (*lm_cost[name], language_model_kind(params, name), section["train"])
-                             for name, (size, kind) in lm.variants(section).items()}))
+    out.append(("lm_train", {entry_of(scratch, task, key): (*lm_cost[name], language_model_kind(params, name),
+                                                            params["language_model"]["train"])
+                             for name, (task, key, _, _) in variant_requests(params, scratch).items()}))
     return out
 
 
