@@ -77,7 +77,7 @@ def revision(rev: str, tree: Path, role: str, root: Path = REPO_ROOT) -> dict:
         jsons[key] = json.loads(path.read_text()) if key in paths and path.is_file() else None
     label = rev if rev == WORKSPACE else _run(["git", "log", "-1", "--format=%h %s", rev], root).stdout.strip()
     return {"rev": rev, "label": label, "role": f"{role} {label.split()[0]}", "params": flatten(merged_params(tree)),
-            "results": result_hashes(tree), **jsons,
+            "paths": paths, "results": result_hashes(tree), **jsons,
             **{key: read(key) for key in RESULTS}}
 
 
@@ -127,8 +127,16 @@ def metric_diff(base: dict, head: dict) -> pd.DataFrame:
 
 
 def _lacks(revs: list[dict], key: str) -> str:
-    missing = [r["label"] for r in revs if r[key] is None]
-    return f" Lacking here: {'; '.join(missing)} has no `{key}`." if missing else ""
+    """Which revision lacks the result `key`, and why: recorded in its dvc.lock but absent from
+    this repository's DVC cache (it ran on another machine), or never produced there."""
+    notes = []
+    for rev in (r for r in revs if r[key] is None):
+        recorded = rev["paths"].get(key) in rev["results"]
+        why = ("its dvc.lock records it, but this repository's DVC cache does not hold it (a run on "
+               "another machine: `dvc pull` it from a remote that has it, or rerun that revision)"
+               if recorded else "that revision never produced it")
+        notes.append(f"{rev['role']} has no `{key}`: {why}")
+    return f" Lacking here: {'; '.join(notes)}." if notes else ""
 
 
 def _linear_map(ax, rev: dict, style: str, colour: str) -> None:
