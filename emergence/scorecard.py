@@ -78,9 +78,9 @@ def _min_mixer_seeds(p: dict) -> int:
     return min(p["sweeps"]["mixers"][t]["n_seeds"] for t in ("linear_map", "cellular_automata"))
 
 
-# Claim id -> the units its rule counts (seeds per arm, or (size, seed) runs for lm-abrupt), read
-# from a profile's params: what an undecided rule compares its forecast need with, to say
-# whether the paper profile would decide it (verdicts.undecided).
+# Claim id -> the units its rule counts (seeds per arm, or (size, seed) runs for lm-abrupt and
+# lm-patching), read from a profile's params: what an undecided rule compares its forecast need
+# with, to say whether the paper profile would decide it (verdicts.undecided).
 UNITS_ON_PROFILE = {
     "linear-map-abrupt": lambda p: p["linear_map"]["train"]["n_seeds"],
     "linear-map-random-times": lambda p: p["linear_map"]["train"]["n_seeds"],
@@ -91,6 +91,12 @@ UNITS_ON_PROFILE = {
     "automata-growth": lambda p: p["sweeps"]["ca_state_size"]["n_seeds"],
     "lm-abrupt": lambda p: p["language_model"]["train"]["n_seeds"] * len(p["language_model"]["sizes"]),
     "lm-random-times": lambda p: p["language_model"]["train"]["n_seeds"],
+    "lm-patching": lambda p: p["language_model"]["train"]["n_seeds"] * len(p["language_model"]["sizes"]),
+    # the mirage rules resample the seeds of what each reads: the linear-map run, the control arms
+    # of the automata's state-size sweep, the language models (sizes and capabilities are runs within a seed)
+    **{f"mirage-{rule}-linear-map": (lambda p: p["linear_map"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
+    **{f"mirage-{rule}-automata": (lambda p: p["sweeps"]["ca_state_size"]["n_seeds"]) for rule in ("metric", "resolution")},
+    **{f"mirage-{rule}-lm": (lambda p: p["language_model"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
     "mixer-faster": _mixer_seeds("linear_map"),
     "mixer-sparser": _mixer_seeds("linear_map"),
     "mixer-automata": _mixer_seeds("cellular_automata"),
@@ -371,7 +377,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
     out.append(("lm-sharpening", vd.head_sharpens_more_than_others(
         sharpen, claim="2 (language models)", alpha=c["alpha"], n_boot=c["n_boot"], **ctx.common("lm-sharpening"))))
     patched = vd.recovers_most_of_gap(recovery, claim="3 (language models)", most=c["most_of_gap"], alpha=c["alpha"],
-                                      n_boot=c["n_boot"], **ctx.common("lm-patching"))
+                                      n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-patching"), **ctx.common("lm-patching"))
     # What patching attention can recover at all: every head's pattern patched together.
     roof = (f"; every head patched together recovers a median {np.median(ceiling):.3g} over {len(ceiling)} seeds "
             f"(the ceiling for attention patching)" if ceiling else "")
@@ -511,7 +517,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         out.append((f"mirage-metric-{key}", vd.jump_survives_continuous_metrics(
             _by_seed([width_ratio(ds, continuous) for ds in sets]), claim=f"1 ({label}, metric)",
             max_factor=c["metric_factor"], metric="cross-entropy",
-            at_grid=at_grid_fraction(sets, continuous), **common,
+            at_grid=at_grid_fraction(sets, continuous), paper_n=ctx.paper_n(f"mirage-metric-{key}"), **common,
             **ctx.common(f"mirage-metric-{key}"))))
         out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
             _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values == 1 for d in cont]),
@@ -529,15 +535,15 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             out.append((f"mirage-resolution-{key}", vd.jump_not_a_resolution_artefact(
                 _by_seed([x if x.ndim > 1 else x[:, None] for x in shifts]),
                 claim=f"1 ({label}, resolution{', whole answer' if level == 'whole' else ''})",
-                max_intervals=c["resolution_intervals"], subsample=smallest, **common,
-                **ctx.common(f"mirage-resolution-{key}"))))
+                max_intervals=c["resolution_intervals"], subsample=smallest,
+                paper_n=ctx.paper_n(f"mirage-resolution-{key}"), **common, **ctx.common(f"mirage-resolution-{key}"))))
     if "language_models" in mirage:
         ds = mirage["language_models"]
         cont = ds.sel(unit_metric="p_correct")
         out.append(("mirage-metric-lm", vd.jump_survives_continuous_metrics(
             runs_by_seed(width_ratio(ds, "p_correct")), claim="1 (language models, metric)",
-            max_factor=c["metric_factor"], metric="p(correct)", at_grid=at_grid_fraction(ds, "p_correct"), **common,
-            **ctx.common("mirage-metric-lm"))))
+            max_factor=c["metric_factor"], metric="p(correct)", at_grid=at_grid_fraction(ds, "p_correct"),
+            paper_n=ctx.paper_n("mirage-metric-lm"), **common, **ctx.common("mirage-metric-lm"))))
         out.append(("mirage-random-lm", vd.sharp_within_random_across(
             runs_by_seed(cont["unit_midpoint"].values), runs_by_seed(cont["unit_censored"].values == 1),
             runs_by_seed(resolved_width(cont)), claim="1 (language models, sharp and random)",
@@ -546,7 +552,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         out.append(("mirage-resolution-lm", vd.jump_not_a_resolution_artefact(
             runs_by_seed(ds["resolution_shift"].sel(subsample=smallest).values),
             claim="1 (language models, resolution)", max_intervals=c["resolution_intervals"], subsample=smallest,
-            **common, **ctx.common("mirage-resolution-lm"))))
+            paper_n=ctx.paper_n("mirage-resolution-lm"), **common, **ctx.common("mirage-resolution-lm"))))
     return out
 
 

@@ -540,11 +540,12 @@ def every_seed_solves(arm: Arm, *, claim: str, statement: str, budget: float, pa
 
 
 def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: str, most: float, alpha: float,
-                         paper: str = "", n_boot: int = 2000, seed: int = 0) -> Verdict:
+                         paper: str = "", n_boot: int = 2000, seed: int = 0, paper_n: int | None = None) -> Verdict:
     """Claim 3: patching a few heads recovers most of the gap between the old and the new
     model. `recovery` is the fraction recovered, one value per seed (the unit). reproduced: the
     bootstrap interval of the median lies at or above `most`; not reproduced: below it;
-    inconclusive otherwise or with nothing patched."""
+    inconclusive otherwise or with nothing patched (needs the paper profile where its `paper_n`
+    seeds would decide the interval, `undecided`)."""
     r = np.asarray([x for x in recovery if np.isfinite(x)], dtype=float)
     if r.size == 0:
         return Verdict(claim=claim, statement=statement, paper=paper, statistic="median fraction of the gap recovered",
@@ -562,7 +563,7 @@ def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: st
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < most:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    verdict, tail = _more_seeds(est, (lo, hi), most, r.size, alpha)
+    verdict, tail = _more_seeds(est, (lo, hi), most, r.size, alpha, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
@@ -844,7 +845,8 @@ def _median_keeping_inf(values: np.ndarray) -> float:
 
 def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement: str, max_factor: float,
                                      alpha: float, paper: str = "", metric: str = "cross-entropy",
-                                     at_grid: float = float("nan"), n_boot: int = 2000, seed: int = 0) -> Verdict:
+                                     at_grid: float = float("nan"), n_boot: int = 2000, seed: int = 0,
+                                     paper_n: int | None = None) -> Verdict:
     """The jump is the model's, not the metric's (Schaeffer et al. 2023): `ratio[seed, unit]` is
     a unit's rise width on the log-step axis under a continuous metric (`metric`) over its width
     under the discontinuous one (greedy accuracy, exact match), for units whose discontinuous
@@ -853,9 +855,10 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     The statistic is the median ratio over units, its interval from resampling seeds.
     reproduced: the interval's upper end below max_factor (the continuous metric jumps nearly
     as sharply); not reproduced: its lower end above it (the sharpness is the metric's);
-    inconclusive otherwise, or when no unit rose. `at_grid`, the fraction of rises in which both
-    widths are one evaluation interval (the grid's floor), is reported: there both metrics jump
-    as sharply as the grid can show."""
+    inconclusive otherwise, or when no unit rose (needs the paper profile where its `paper_n`
+    seeds would decide the interval, `undecided`). `at_grid`, the fraction of rises in which
+    both widths are one evaluation interval (the grid's floor), is reported: there both metrics
+    jump as sharply as the grid can show."""
     r = np.atleast_2d(np.asarray(ratio, float))
     median = _median_keeping_inf
     est = median(r)
@@ -878,7 +881,7 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     if lo > max_factor:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + f": under {metric} the rise is that much wider, so the jump is the metric's")
-    verdict, tail = _more_seeds(est, (lo, hi), max_factor, len(r), alpha, log=True)
+    verdict, tail = _more_seeds(est, (lo, hi), max_factor, len(r), alpha, log=True, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
@@ -992,7 +995,7 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
 
 def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_intervals: float,
                                    alpha: float, subsample: int, paper: str = "", n_boot: int = 2000,
-                                   seed: int = 0) -> Verdict:
+                                   seed: int = 0, paper_n: int | None = None) -> Verdict:
     """The jump is not an artefact of a small test set (Schaeffer et al. 2023): `shift[seed,
     unit]` is how far a test set of `subsample` examples puts a run's emergence from where the
     whole evaluation set puts it, in evaluation intervals on the ln-step axis (median over drawn
@@ -1001,7 +1004,8 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     interval's upper end at or below max_intervals (a small set dates the jump as the full set
     does: it is sharp); not reproduced: the lower end above it (where a small set sees the jump
     depends on which examples it drew: the rise is gradual); inconclusive otherwise or when no
-    run emerged."""
+    run emerged (needs the paper profile where its `paper_n` seeds would decide the interval,
+    `undecided`)."""
     r = np.atleast_2d(np.asarray(shift, float))
     median = _median_keeping_inf
     est = median(r)
@@ -1021,5 +1025,5 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     if lo > max_intervals:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + ": a small test set dates the jump by which examples it drew")
-    verdict, tail = _more_seeds(est, (lo, hi), max_intervals, len(r), alpha)
+    verdict, tail = _more_seeds(est, (lo, hi), max_intervals, len(r), alpha, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)

@@ -3,7 +3,8 @@ decided (the paper gives no number for them, so there is no fourth test on its f
 import numpy as np
 import pytest
 
-from emergence.verdicts import attention_moves_first, jump_survives_continuous_metrics, sharp_within_random_across
+from emergence.verdicts import (attention_moves_first, jump_not_a_resolution_artefact, jump_survives_continuous_metrics,
+                                recovers_most_of_gap, seeds_for_interval, sharp_within_random_across)
 
 RNG = np.random.default_rng(0)
 COMMON = dict(claim="x", statement="s", alpha=0.1, n_boot=500)
@@ -79,7 +80,6 @@ def test_a_lead_inside_one_evaluation_interval_cannot_be_ordered(lead):
 
 
 def test_a_jump_that_small_test_sets_date_alike_is_not_a_resolution_artefact():
-    from emergence.verdicts import jump_not_a_resolution_artefact
     common = dict(subsample=16, max_intervals=1, **COMMON)
     sharp = np.where(RNG.random((5, 12)) < 0.8, 0.0, 1.0)
     assert jump_not_a_resolution_artefact(sharp, **common).verdict == "reproduced"
@@ -89,3 +89,24 @@ def test_a_jump_that_small_test_sets_date_alike_is_not_a_resolution_artefact():
     assert jump_not_a_resolution_artefact(np.full((5, 12), np.nan), **common).verdict == "inconclusive"
     mixed = np.r_[np.zeros((3, 12)), np.full((2, 12), 4.0)]
     assert jump_not_a_resolution_artefact(mixed, **common).verdict == "inconclusive"
+
+
+@pytest.mark.parametrize("rule, values, threshold, log", [
+    (lambda v, paper_n: jump_survives_continuous_metrics(v, max_factor=2, paper_n=paper_n, **COMMON),
+     np.exp(np.random.default_rng(3).uniform(np.log(0.8), np.log(5), (6, 10))), 2, True),
+    (lambda v, paper_n: jump_not_a_resolution_artefact(v, subsample=16, max_intervals=1, paper_n=paper_n, **COMMON),
+     np.random.default_rng(0).uniform(0, 2.2, (6, 10)), 1, False),
+    (lambda v, paper_n: recovers_most_of_gap(v, most=0.5, paper_n=paper_n, **COMMON),
+     np.random.default_rng(0).uniform(0.1, 0.8, 9), 0.5, False),
+])
+def test_an_interval_across_the_threshold_needs_the_paper_profile_only_where_it_runs_enough_seeds(
+        rule, values, threshold, log):
+    """The undecided mirage and patching rules forecast, as the others do, the seeds that would
+    decide them, and say "needs the paper profile" exactly when that profile runs that many."""
+    open_here = rule(values, None)
+    assert open_here.verdict == "inconclusive" and "more seeds decide" in open_here.reason
+    need = seeds_for_interval(open_here.estimate, open_here.interval, threshold, open_here.n, COMMON["alpha"], log)
+    assert open_here.n < need < 10**6
+    assert rule(values, need).verdict == "needs the paper profile"
+    assert f"the paper profile {need:,}" in rule(values, need).reason
+    assert rule(values, need - 1).verdict == "inconclusive"

@@ -167,6 +167,11 @@ def test_the_context_reads_the_paper_profiles_count_per_claim():
     assert ctx.paper_n("mixer-automata") == paper["sweeps"]["mixers"]["cellular_automata"]["n_seeds"]
     assert ctx.paper_n("recurrent-mixers") == min(paper["sweeps"]["mixers"][t]["n_seeds"]
                                                   for t in ("linear_map", "cellular_automata"))
+    lm = paper["language_model"]
+    assert ctx.paper_n("lm-patching") == lm["train"]["n_seeds"] * len(lm["sizes"])  # (size, seed) runs
+    assert ctx.paper_n("mirage-resolution-linear-map") == paper["linear_map"]["train"]["n_seeds"]
+    assert ctx.paper_n("mirage-metric-automata") == paper["sweeps"]["ca_state_size"]["n_seeds"]
+    assert ctx.paper_n("mirage-resolution-lm") == lm["train"]["n_seeds"]  # sizes are runs within a seed
     assert ctx.paper_n("linear-map-entropy") is None          # its rule forecasts no seed count
     assert sc.Context(claims, PAPER).paper_n("linear-map-random-times") is None
 
