@@ -25,6 +25,12 @@ def output_loss(sequence_loss: float, state_size: int) -> float:
     return ((2 * S - 1) * sequence_loss - (S - 1) * math.log(2)) / S
 
 
+def bits_at_chance(output_loss_nats, state_size: int):
+    """Loss on x_1 in output bits at chance: each of x_1's S bits at chance adds ln 2 / S, so a
+    model that gets every bit but one right (and that one at chance) scores 1."""
+    return output_loss_nats * state_size / math.log(2)
+
+
 def value_range(entry) -> tuple[float, float]:
     """A figure reading as (low, high): a number is both ends; null is (nan, nan)."""
     if entry is None:

@@ -3,8 +3,9 @@ import math
 
 import pytest
 
-from emergence.paper_reference import (ca_heads_loss, heads_output_loss, load_figures, mixer_output_loss,
-                                       output_loss, sparsity_output_loss, value_range, width_output_loss)
+from emergence.paper_reference import (bits_at_chance, ca_heads_loss, heads_output_loss, load_figures,
+                                       mixer_output_loss, output_loss, sparsity_output_loss, value_range,
+                                       width_output_loss)
 
 FIGURES = {"sparsity_final_loss", "ca_plateau", "heads_final_loss", "width_final_loss", "ca_heads_final_loss",
            "per_bit_jumps", "mixers_final_loss", "mixers_emergence", "pythia_emergence", "pythia_patching"}
@@ -55,3 +56,17 @@ def test_sparsity_readings_in_our_units():
     assert ref[5][0] < ref[5][1]                              # a range read off the figure stays a range
     assert sparsity_output_loss(load_figures(), 64) == {}
     assert all(math.isnan(v) for v in value_range(None))
+
+
+def test_the_dense_end_of_the_papers_sparsity_figure_leaves_one_output_bit_at_chance():
+    """At s >= S - 1 the rows of A after the first follow from it by a few XORs; the first, a
+    parity of (nearly) all S inputs, is what stays unlearned: Fig 4-left sits one output bit
+    above the floor at S = 16 and 32 (0.357 against 0.335 at S = 16), on it at S = 8."""
+    assert bits_at_chance(math.log(2) / 16, 16) == pytest.approx(1.0)
+    assert bits_at_chance(math.log(2), 8) == pytest.approx(8.0)   # every bit at chance
+    figures = load_figures()
+    for S in (16, 32):
+        for s in (S - 1, S):
+            lo, hi = sparsity_output_loss(figures, S)[s]
+            assert bits_at_chance((lo + hi) / 2, S) == pytest.approx(1.0, abs=0.2), (S, s)
+    assert bits_at_chance(sum(sparsity_output_loss(figures, 8)[8]) / 2, 8) == pytest.approx(0.0, abs=0.05)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence.paper_reference import load_figures, sparsity_output_loss
+from emergence.paper_reference import bits_at_chance, load_figures, sparsity_output_loss
 from emergence.survival import km_median
 from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
@@ -127,11 +127,6 @@ only where s is sparse at both (never the dense, copy-solvable s ≥ S − 1); t
 the budget cannot decide says so. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
 
 # %%
-def bits_at_chance(output_loss, S):
-    """Final loss on x_1 in output bits at chance: S bits each contribute ln 2 / S at chance."""
-    return output_loss * S / np.log(2)
-
-
 # The hump's high end, s >= S - 1: every row of A holds all or all but one of the S inputs, so
 # the rows after the first follow from it by a few XORs, while the first is a parity of
 # (nearly) all S inputs. How many output bits stay at chance there, in the paper and here.
