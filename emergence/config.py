@@ -112,6 +112,8 @@ class ClaimsArgs:
     metric_factor: float = number(1.0, 1000.0)     # mirage: a continuous metric's rise at most this much wider
     random_ratio: float = number(0.0, 1000.0)      # mirage: across-seed spread over within-run width above this
     resolution_intervals: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this far
+    stability_draws: int = number(0, 100_000)      # seed resamples each verdict is re-decided on (0: none)
+    stability_resamples: int = number(100, 1_000_000)  # bootstraps and permutations inside each of those
 
 
 @dataclass(frozen=True, kw_only=True)

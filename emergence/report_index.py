@@ -17,7 +17,8 @@ import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
-from emergence.scorecard import changed_verdicts, claim_evidence, read_scorecard
+from emergence.scorecard import (changed_verdicts, claim_evidence, fmt_share, least_stable, read_scorecard,
+                                  stability_text)
 from emergence.stage import PREBUILD, pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
 
@@ -165,15 +166,30 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
     tally = ", ".join(f"**{n}** {v}" for v, n in scorecard["tally"].items() if n)
     table = pd.DataFrame([{
         "claim": r["claim"], "what the paper says": f"{r['statement']} (paper: {r['paper'] or 'no number'})",
-        "verdict": coloured(r["verdict"], r["verdict"]), "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]"
-                                                f"({r['chapter']}.html#{r['figure']})"} for r in rows])
+        "verdict": coloured(r["verdict"], r["verdict"]), "stable": fmt_share(r.get("stability")),
+        "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]({r['chapter']}.html#{r['figure']})"}
+        for r in rows])
     return "\n\n".join([
         f"{len(rows)} claims and sub-claims: {tally}.", _md_table(glance_table(rows)), *([preface] if preface else []),
         f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "
         "Benjamini-Hochberg adjustment across the scorecard's tests. The chapters give each rule's reason and "
-        "the smallest effect it could detect here.",
+        "the smallest effect it could detect here.", stability_markdown(rows),
         _md_table(table)])
+
+
+def stability_markdown(rows: list[dict]) -> str:
+    """What the `stable` column means, and the verdicts that came back least often."""
+    shaky = least_stable(rows)
+    if not shaky:
+        return "No verdict was decided again on resampled seeds (params.yaml `claims.stability_draws` is 0)."
+    draws = sum(shaky[0]["resampled"].values())
+    least = "; ".join(f"{r['claim']}: {r['verdict']}, {stability_text(r)}" for r in shaky)
+    return (f"*Stable* is the share of {draws} resamples of the seeds (drawn with replacement, each result at its "
+            "own seed count; emergence/stability.py) on which the same rule gives the same verdict again. A verdict "
+            "that rests on a few seeds' values, or whose interval ends on its threshold, comes back in few of them; "
+            "such verdicts are the ones a rerun on another CPU, whose float results differ in the last bits, can "
+            f"move. Least stable here: {least}.")
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:

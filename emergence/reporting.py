@@ -13,7 +13,7 @@ from IPython.display import Markdown
 
 from emergence.io import read_netcdf
 from emergence import scorecard
-from emergence.scorecard import claim_evidence
+from emergence.scorecard import claim_evidence, stability_text
 from emergence.stage import pipeline_paths
 from emergence.tables import coloured, pipe_table
 
@@ -77,6 +77,7 @@ def claims_section(chapter: str) -> Markdown:
                       f"{r['statement'][:1].upper()}{r['statement'][1:]}.\n\n"
                       f"- Paper: {r['paper'] or 'no number given'}\n"
                       f"- Here: {claim_evidence(r)}\n"
+                      f"- Stability: {stability_text(r)}\n"
                       f"- Why: {r['reason']}\n"
                       f"- Could detect: {r['detectable']}\n")
     return Markdown("\n".join(blocks))

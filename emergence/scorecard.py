@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Iterable
 
@@ -23,6 +24,7 @@ from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
 from emergence.io import read_netcdf
+from emergence.stability import resampled_verdicts, stability
 from emergence.survival import benjamini_hochberg
 from emergence.verdicts import Arm, Verdict
 
@@ -183,7 +185,7 @@ def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
     if strata:
         out.append(("sparsity-length", vd.earlier(
             strata, claim="4 (linear map, length)", statistic="KM median time to solve, larger S over smaller S",
-            alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-length"),
+            alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-length"), n_boot=c["n_boot"],
             paper_n=ctx.paper_n("sparsity-length"), **ctx.common("sparsity-length"))))
     low = (s <= 2)
     high = (s >= S - 1)
@@ -197,7 +199,7 @@ def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
     if hump:
         out.append(("sparsity-hump", vd.hardest_at_medium_sparsity(
             hump, alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-hump"),
-            paper=ctx.paper["sparsity-hump"]["paper"])))
+            paper=ctx.paper["sparsity-hump"]["paper"], n_boot=c["n_boot"])))
     large = [i for i in range(len(S)) if S[i] == sizes[-1] and not low[i] and not high[i]]
     if large and sizes[-1] >= c["large_state_size"]:
         out.append(("sparsity-large-s", vd.never_leaves_plateau(
@@ -224,7 +226,7 @@ def attention_bias_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Ve
             [(f"c = {strength:g}", arm(cells, "plateau_end", i), arm(cells, "plateau_end", control))],
             claim=f"5 (linear map, c = {strength:g})", statistic="KM median plateau end, control over biased",
             alpha=ctx.c["alpha"], budget=_budget(cells), paper_budget=ctx.paper_budget("linear-map-bias"),
-            paper_n=ctx.paper_n("linear-map-bias"), **ctx.common("linear-map-bias"))))
+            n_boot=ctx.c["n_boot"], paper_n=ctx.paper_n("linear-map-bias"), **ctx.common("linear-map-bias"))))
     return out
 
 
@@ -259,7 +261,7 @@ def architecture_claims(linear: xr.Dataset, automata: xr.Dataset, ctx: Context) 
         time = vd.earlier([(label, arm(ds, "solved", best), arm(ds, "solved", worst))], claim=claim,
                           statistic=f"KM median time to solve, {name} = {w} over {b}", alpha=half,
                           budget=_budget(ds, [best, worst]), paper_budget=ctx.paper_budget(key),
-                          paper_n=ctx.paper_n(key), **common)
+                          n_boot=ctx.c["n_boot"], paper_n=ctx.paper_n(key), **common)
         loss = vd.lower_final_loss(ds["final_output_loss"].values[best], ds["final_output_loss"].values[worst],
                                    claim=claim, alpha=half, n_perm=ctx.c["n_perm"], n_boot=ctx.c["n_boot"],
                                    paper_n=ctx.paper_n(key),
@@ -280,7 +282,7 @@ def automata_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
     if len(control) >= 2:
         out.append(("automata-growth", vd.plateau_grows_with_state_size(
             control, alpha=c["alpha"], min_ratio=c["growth_ratio"], paper=ctx.paper["automata-growth"]["paper"],
-            budget=budget, paper_budget=ctx.paper_budget("automata-growth"))))
+            budget=budget, paper_budget=ctx.paper_budget("automata-growth"), n_boot=c["n_boot"])))
     for strength in strengths:
         if strength == 0.0:
             continue
@@ -288,7 +290,8 @@ def automata_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
                   if _cells(cells, state_size=S, strength=strength)}
         if len([S for S in biased if S >= c["flat_from"]]) >= 2 and all(S in control for S in biased):
             v = vd.bias_keeps_plateau_flat(biased, control, flat_from=c["flat_from"], max_ratio=c["flat_ratio"],
-                                           alpha=c["alpha"], paper=ctx.paper["automata-bias"]["paper"])
+                                           alpha=c["alpha"], paper=ctx.paper["automata-bias"]["paper"],
+                                           n_boot=c["n_boot"])
             out.append(("automata-bias", replace(v, claim=f"5 (automata, c = {strength:g})")))
     return out
 
@@ -349,7 +352,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
         out.append(("lm-size", vd.earlier(
             [(cap, times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps], claim="1 (language models, size)",
             statistic=f"KM median first solved checkpoint, {sizes[0]} over {sizes[-1]} (median over capabilities)",
-            alpha=c["alpha"], shared_seeds=True, n_perm=c["n_perm"], **ctx.common("lm-size"))))
+            alpha=c["alpha"], shared_seeds=True, n_perm=c["n_perm"], n_boot=c["n_boot"], **ctx.common("lm-size"))))
 
     sharpen, recovery, ceiling = [], [], []
     for size, ds in patching.items():
@@ -397,6 +400,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
             twin = twins[task]
             return vd.earlier([(f"{twin}, {cap}", times(twin, cap), times(reference, cap)) for cap in in_context],
                               claim=f"9 ({task})", statement="", alpha=level, shared_seeds=True, n_perm=c["n_perm"],
+                              n_boot=c["n_boot"],
                               statistic=f"KM median first solved checkpoint, {what} over {twin}")
         scratch = {t: twins[t].split("+")[0] for t in structured}
         parts = [versus(t, scratch[t], "from scratch") for t in structured]
@@ -437,8 +441,8 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
         if not rows:
             return None
         return (key, vd.earlier(rows, claim=claim, statistic=statistic, alpha=alpha, budget=_budget(sm),
-                                paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), **ctx.common(key),
-                                **kw))
+                                paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), n_boot=c["n_boot"],
+                                **ctx.common(key), **kw))
 
     def lower_loss(better: str, worse: str, tasks: tuple[str, ...], claim: str, alpha: float,
                    paper_n: int | None) -> Verdict | None:
@@ -466,7 +470,7 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
         if not rows or loss is None:
             return None
         time = vd.earlier(rows, claim=claim, statement=statement, alpha=c["alpha"] / 2, budget=_budget(sm),
-                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key),
+                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), n_boot=c["n_boot"],
                           statistic=f"KM median emergence, {worse} over {better}")
         return vd.by_time_or_loss(time, loss, claim=claim, statement=statement, paper=common.get("paper", ""),
                                   time_name="emergence")
@@ -572,21 +576,49 @@ SECTIONS = (
 )
 
 
-def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | None = None) -> list[dict]:
-    """Every row, in report order: the verdict's fields plus id, chapter, figure and the
-    Benjamini-Hochberg q-value across the rows that made a test. `paper_profile`: the paper
-    profile's params, so that a rule this run leaves undecided says whether that profile's
-    seeds would decide it."""
-    ctx = Context(claims, paper, paper_profile)
+def rule_verdicts(results: dict, ctx: Context) -> list[tuple[str, str, Verdict]]:
+    """(section, claim id, verdict) of every rule, in report order."""
     rows: list[tuple[str, str, Verdict]] = []
     for section, rules, inputs in SECTIONS:
         rows.extend((section, key, v) for key, v in rules(*(results[i] for i in inputs), ctx))
+    return rows
+
+
+def _row_keys(rows: list[tuple[str, str, Verdict]]) -> list[str]:
+    """The metric key of each of `rule_verdicts`' rows."""
+    labels = [{"id": key, "claim": v.claim} for _, key, v in rows]
+    return [metric_key(labels, i) for i in range(len(rows))]
+
+
+def keyed_verdicts(results: dict, ctx: Context) -> dict[str, str]:
+    """{metric key: verdict} of every rule."""
+    rows = rule_verdicts(results, ctx)
+    return {k: v.verdict for k, (_, _, v) in zip(_row_keys(rows), rows)}
+
+
+def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | None = None,
+              progress: bool = False, workers: int = 1) -> list[dict]:
+    """Every row, in report order: the verdict's fields plus id, chapter, figure, the
+    Benjamini-Hochberg q-value across the rows that made a test, and how the verdicts came out
+    on `claims["stability_draws"]` resamples of the seeds (emergence/stability.py; the rules'
+    own bootstraps and permutations at `stability_resamples` draws there). `paper_profile`: the
+    paper profile's params, so that a rule this run leaves undecided says whether that
+    profile's seeds would decide it."""
+    ctx = Context(claims, paper, paper_profile)
+    rows = rule_verdicts(results, ctx)
     q = benjamini_hochberg([v.p_value for _, _, v in rows])
+    quick = Context({**claims, "n_boot": claims["stability_resamples"], "n_perm": claims["stability_resamples"]},
+                    paper, paper_profile)
+    resampled = resampled_verdicts(partial(keyed_verdicts, ctx=quick), results, claims["stability_draws"],
+                                   np.random.default_rng(0), desc="verdicts on resampled seeds" if progress else None,
+                                   workers=workers)
     out = []
-    for (section, key, v), q_value in zip(rows, q):
+    for (section, key, v), key_of_row, q_value in zip(rows, _row_keys(rows), q):
         chapter, figure = CHAPTERS[section]
         figure = FIGURES.get(key, figure)
-        out.append({"id": key, "chapter": chapter, "figure": figure, **v.to_dict(), "q_value": float(q_value)})
+        counts = resampled.get(key_of_row)
+        out.append({"id": key, "chapter": chapter, "figure": figure, **v.to_dict(), "q_value": float(q_value),
+                    "stability": stability(v.verdict, counts), "resampled": dict(counts or {})})
     return out
 
 
@@ -644,7 +676,7 @@ def changed_verdicts(before: list[dict], after: list[dict]) -> list[tuple[str, s
 def verdicts_json(rows: list[dict]) -> str:
     """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
-    fields = ("verdict", "estimate", "interval", "n", "censored", "p_value", "q_value")
+    fields = ("verdict", "estimate", "interval", "n", "censored", "p_value", "q_value", "stability")
     return json.dumps(json_safe({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
                                                                for i, r in enumerate(rows)}}), indent=1) + "\n"
 
@@ -671,6 +703,28 @@ def fmt_value(x) -> str:
         return "∞" if x == "inf" else "-∞"
     x = float(x)
     return f"{x:.3g}"
+
+
+def fmt_share(x) -> str:
+    return "n/a" if x is None else f"{float(x):.0%}"
+
+
+def stability_text(row: dict) -> str:
+    """How the verdict came out on the resampled seeds: its share, and the others'."""
+    counts = row.get("resampled") or {}
+    draws = sum(counts.values())
+    if not draws:
+        return "not resampled"
+    others = ", ".join(f"{verdict} in {n}" for verdict, n in sorted(counts.items(), key=lambda kv: -kv[1])
+                       if verdict != row["verdict"])
+    return (f"the same verdict on {fmt_share(row['stability'])} of {draws} resamples of the seeds"
+            + (f" (else: {others})" if others else ""))
+
+
+def least_stable(rows: list[dict], top: int = 5) -> list[dict]:
+    """The `top` resampled rows whose verdict came back least often, least first (ties in report order)."""
+    resampled = [r for r in rows if r.get("stability") is not None]
+    return sorted(resampled, key=lambda r: float(r["stability"]))[:top]
 
 
 def claim_evidence(row: dict) -> str:

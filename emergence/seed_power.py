@@ -14,46 +14,24 @@ decide (reproduced or not reproduced) estimates the power at n. Datasets with th
 seeds share one draw (the language models' probes and patching results are the same trained
 seeds). It is the pilot that chooses a profile's seed count before the run: a guide, not a test,
 and a rough one from few seeds, since a resample can only repeat the values the run's seeds took.
+At the run's own seed counts the same resampling gives each verdict's stability, which the
+scorecard reports (emergence/stability.py).
 """
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import xarray as xr
 
 from emergence.config import load_params
 from emergence.io import write_json
 from emergence.scorecard import SECTIONS, Context, read_paper_claims, read_result
+from emergence.stability import Result, resampled_verdicts
 from emergence.stage import pipeline_paths
 
 DECIDED = ("reproduced", "not reproduced")
-
-Result = xr.Dataset | dict[str, xr.Dataset]
-
-
-def resample_seeds(ds: xr.Dataset, n: int, rng: np.random.Generator,
-                   draws: dict[int, np.ndarray] | None = None) -> xr.Dataset:
-    """n seeds drawn with replacement along `seed` (relabelled 0..n-1, so no label repeats);
-    a dataset without seeds as it is. `draws` holds the draw per original seed count, so that
-    datasets of the same seeds are drawn alike."""
-    if "seed" not in ds.dims:
-        return ds
-    draws = {} if draws is None else draws
-    size = ds.sizes["seed"]
-    if size not in draws:
-        draws[size] = rng.integers(0, size, n)
-    picked = ds.isel(seed=draws[size])
-    return picked.assign_coords(seed=np.arange(n)) if "seed" in picked.coords else picked
-
-
-def _resample(result: Result, n: int, rng: np.random.Generator, draws: dict[int, np.ndarray]) -> Result:
-    if isinstance(result, dict):
-        return {name: resample_seeds(ds, n, rng, draws) for name, ds in result.items()}
-    return resample_seeds(result, n, rng, draws)
 
 
 def section_of(claim_id: str, results: dict[str, Result], ctx: Context):
@@ -73,15 +51,12 @@ def seed_power(claim_id: str, results: dict[str, Result], ctx: Context, sizes: S
     """{n: {verdict: draws}} for the claim's rule on `draws` resamples of n seeds each."""
     _, rules, inputs = section_of(claim_id, results, ctx)
     rng = np.random.default_rng(seed)
-    out = {}
-    for n in sizes:
-        count: Counter = Counter()
-        for _ in range(draws):
-            shared: dict[int, np.ndarray] = {}
-            sample = [_resample(results[i], n, rng, shared) for i in inputs]
-            count[dict(rules(*sample, ctx))[claim_id].verdict] += 1
-        out[int(n)] = dict(count)
-    return out
+
+    def verdict(sample: dict) -> dict[str, str]:
+        return {claim_id: dict(rules(*(sample[i] for i in inputs), ctx))[claim_id].verdict}
+
+    return {int(n): dict(resampled_verdicts(verdict, {i: results[i] for i in inputs}, draws, rng, n)[claim_id])
+            for n in sizes}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -158,7 +158,8 @@ def _fmt_ratio(x: float) -> str:
 
 def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: str, statistic: str, alpha: float,
             min_ratio: float = 1.0, paper: str = "", budget: float | None = None, paper_budget: float | None = None,
-            shared_seeds: bool = False, n_perm: int = 2000, paper_n: int | None = None) -> Verdict:
+            shared_seeds: bool = False, n_perm: int = 2000, n_boot: int = 2000,
+            paper_n: int | None = None) -> Verdict:
     """Claims of the form "a has its event (leaves the plateau, emerges, solves) before b".
 
     Each stratum is (label, a, b), one setting in which the two arms are compared. The test is
@@ -189,10 +190,10 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         n = sum(len(a.times) + len(b.times) for a, b in pairs)
     censored = sum(int(a.censored.sum() + b.censored.sum()) for a, b in pairs)
     ratio = _median_ratio(pairs)
-    lo, hi = strata_ratio_interval(pairs, 1 - alpha)
+    lo, hi = strata_ratio_interval(pairs, 1 - alpha, n_boot)
     # "the ratio is below what was asked" must hold for the upper middle stratum too, so that
     # strata pulling in opposite directions are undecided rather than refuted
-    hi_upper = hi if len(pairs) % 2 else strata_ratio_interval(pairs, 1 - alpha, upper=True)[1]
+    hi_upper = hi if len(pairs) % 2 else strata_ratio_interval(pairs, 1 - alpha, n_boot, upper=True)[1]
     hr = detectable_hazard_ratio(test.events, alpha)
     medians = "; ".join(f"{label}: {_fmt(a.median)} vs {_fmt(b.median)}" for label, a, b in strata)
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, estimate=ratio,
@@ -291,7 +292,7 @@ def _more_seeds(estimate: float, interval: tuple[float, float], threshold: float
 
 def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_ratio: float,
                                   paper: str = "", budget: float | None = None,
-                                  paper_budget: float | None = None) -> Verdict:
+                                  paper_budget: float | None = None, n_boot: int = 2000) -> Verdict:
     """Claim 4 (automata): the plateau lengthens with the state size S. The smallest S against
     the largest by `earlier`: the smallest leaves the plateau first, and the largest's KM
     median is at least `min_ratio` times longer."""
@@ -301,7 +302,7 @@ def plateau_grows_with_state_size(arms: dict[int, Arm], *, alpha: float, min_rat
     return earlier([(f"S = {sizes[0]} vs {sizes[-1]}", arms[sizes[0]], arms[sizes[-1]])], claim="4 (automata)",
                    statement="the loss plateau grows with the state size S", paper=paper,
                    statistic=f"KM median plateau end, S = {sizes[-1]} over S = {sizes[0]}", alpha=alpha,
-                   min_ratio=min_ratio, budget=budget, paper_budget=paper_budget)
+                   min_ratio=min_ratio, budget=budget, paper_budget=paper_budget, n_boot=n_boot)
 
 
 def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartile_ratio: float, alpha: float,
@@ -443,7 +444,7 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
 
 def hardest_at_medium_sparsity(strata: Sequence[tuple[str, Arm | None, Arm, Arm | None]], *, alpha: float,
                                paper: str = "", budget: float | None = None,
-                               paper_budget: float | None = None) -> Verdict:
+                               paper_budget: float | None = None, n_boot: int = 2000) -> Verdict:
     """Claim 4 (linear map): learning is hardest at medium sparsity, a hump in s/S. Each
     stratum (one S) is (label, low s, medium s, high s), arms of time to solve; both ends must
     solve earlier than the middle (two stratified one-sided log-ranks; the p reported is the
@@ -462,7 +463,7 @@ def hardest_at_medium_sparsity(strata: Sequence[tuple[str, Arm | None, Arm, Arm 
     p = max(t.p_a_earlier if t.decidable else 1.0 for t in tests.values()) if len(tests) == 2 else float("nan")
     pairs_low = [(st[1], st[2]) for st in strata if st[1] is not None]
     ratio = _median_ratio(pairs_low) if pairs_low else float("nan")
-    lo, hi = strata_ratio_interval(pairs_low, 1 - alpha) if pairs_low else (float("nan"),) * 2
+    lo, hi = strata_ratio_interval(pairs_low, 1 - alpha, n_boot) if pairs_low else (float("nan"),) * 2
     events = sum(t.events for t in tests.values())
     common = dict(claim="4 (linear map, sparsity)", statement="hardest at medium sparsity s/S (a hump)", paper=paper,
                   statistic="KM median time to solve, medium s over low s (median over S)", estimate=ratio,
@@ -651,7 +652,7 @@ def any_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str =
 
 
 def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, flat_from: int, max_ratio: float,
-                            alpha: float, paper: str = "") -> Verdict:
+                            alpha: float, paper: str = "", n_boot: int = 2000) -> Verdict:
     """Claim 5 (automata): with the ground-truth bias the plateau stays short at every S.
 
     Two parts, over the state sizes S >= `flat_from`: flat, the biased KM median at the largest
@@ -665,7 +666,7 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
         raise ValueError(f"bias_keeps_plateau_flat: needs two state sizes >= {flat_from}, got {sorted(biased)}")
     first, last = biased[sizes[0]], biased[sizes[-1]]
     ratio = _ratio(first.median, last.median)
-    lo, hi = median_ratio_interval(first, last, 1 - alpha)
+    lo, hi = median_ratio_interval(first, last, 1 - alpha, n_boot)
     shorter = logrank(last.times, last.censored, control[sizes[-1]].times, control[sizes[-1]].censored)
     n = sum(len(biased[S].times) for S in sizes) + len(control[sizes[-1]].times)
     censored = sum(int(biased[S].censored.sum()) for S in sizes) + int(control[sizes[-1]].censored.sum())

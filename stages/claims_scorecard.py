@@ -4,7 +4,8 @@
 
 Reads the summaries through dvc.yaml's `paths`, applies the rules (emergence/scorecard.py,
 emergence/verdicts.py) with the `claims` thresholds (and the paper profile's seed counts, for
-what this run leaves undecided) and writes, atomically, the scorecard
+what this run leaves undecided), decides every claim again on resamples of the seeds (each
+verdict's stability, emergence/stability.py; on every core) and writes, atomically, the scorecard
 (every record with its texts, for the report) and the verdicts (a DVC metric, so
 `dvc metrics diff` shows a verdict that changed between commits).
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from emergence.io import atomic_path
 from emergence.params import merged_params
 from emergence.scorecard import SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json, verdicts_json
+from emergence.stability import usable_cores
 from emergence.stage import pipeline_paths, stage_run
 
 RESULTS = [name for _, _, inputs in SECTIONS for name in inputs]
@@ -23,7 +25,8 @@ if __name__ == "__main__":
     with stage_run("claims_scorecard") as params:
         paths = pipeline_paths()
         results = {name: read_result(paths[name]) for name in RESULTS}
-        rows = scorecard(results, params["claims"], read_paper_claims(paper), merged_params(profile="paper"))
+        rows = scorecard(results, params["claims"], read_paper_claims(paper), merged_params(profile="paper"),
+                         progress=True, workers=usable_cores())
         with atomic_path(out) as tmp:
             tmp.write_text(scorecard_json(rows, params["claims"]))
         with atomic_path(metric) as tmp:

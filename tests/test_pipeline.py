@@ -114,9 +114,37 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
         claims = html[html.find('id="claims"'):]
         for r in (r for r in rows if r["chapter"] == chapter):
             assert f"Claim {r['claim']}: {r['verdict']}" in claims, (chapter, r["claim"])
+    # every verdict decided again on the smoke profile's resamples of the seeds, and shown so
+    draws = json.loads((smoke_built / "data" / "params.json").read_text())["claims"]["stability_draws"]
+    for r in rows:
+        assert sum(r["resampled"].values()) == draws and r["stability"] == r["resampled"].get(r["verdict"], 0) / draws
+    assert f"Stable</em> is the share of {draws} resamples" in index
+    assert all(f"Stability: the same verdict on" in page(f"{c}.html") for c in {r["chapter"] for r in rows})
     shown = sh(["dvc", "metrics", "show", "--json"], smoke_built).stdout
     metric = json.loads(shown)[""]["data"]["data/claims/verdicts.json"]["data"]
     assert [c["verdict"] for c in metric["claims"].values()] == [r["verdict"] for r in rows]
+
+
+def test_every_interval_draws_the_claims_bootstrap_count(smoke_built, monkeypatch):
+    """`claims.n_boot` reaches every rule's bootstrap: each interval on the smoke results is
+    read off exactly that many resamples."""
+    from emergence import verdicts as vd
+    from emergence.config import load_params
+    from emergence.scorecard import SECTIONS, Context, read_paper_claims, read_result, rule_verdicts
+    from emergence.stage import pipeline_paths
+
+    paths = pipeline_paths(smoke_built)
+    results = {name: read_result(smoke_built / paths[name]) for _, _, inputs in SECTIONS for name in inputs}
+    sizes, percentiles = [], vd._percentiles
+
+    def counted(values, level):
+        sizes.append(len(values))
+        return percentiles(values, level)
+
+    monkeypatch.setattr(vd, "_percentiles", counted)
+    claims = dict(load_params(profile="smoke")["claims"], n_boot=137)
+    rows = rule_verdicts(results, Context(claims, read_paper_claims(smoke_built / paths["paper_claims"])))
+    assert len(rows) >= 15 and len(sizes) >= len(rows) and set(sizes) == {137}
 
 
 def test_a_failing_chapter_raises_and_the_kernels_log_stays_quiet(tmp_path, capfd):

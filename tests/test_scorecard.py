@@ -93,11 +93,25 @@ def test_scorecard_json_is_plain_and_stable():
 
 def test_the_metric_keys_every_row_once():
     rows = [{"id": "bias", "claim": f"5 (c = {c})", "verdict": "reproduced", "estimate": 1.0, "interval": [0, 2],
-             "n": 4, "censored": 0, "p_value": 0.01, "q_value": 0.02} for c in (1, 3)]
+             "n": 4, "censored": 0, "p_value": 0.01, "q_value": 0.02, "stability": 0.9} for c in (1, 3)]
     rows.append(dict(rows[0], id="hump", claim="4"))
     claims = json.loads(sc.verdicts_json(rows))["claims"]
     assert list(claims) == ["bias 5 (c = 1)", "bias 5 (c = 3)", "hump"]
-    assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "censored", "p_value", "q_value"}
+    assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "censored", "p_value", "q_value",
+                                   "stability"}
+
+
+def test_stability_is_told_with_the_verdicts_the_resamples_gave_instead():
+    shaky = {"claim": "1", "verdict": "not reproduced", "stability": 0.74,
+             "resampled": {"inconclusive": 26, "not reproduced": 74}}
+    firm = {"claim": "4", "verdict": "reproduced", "stability": 1.0, "resampled": {"reproduced": 100}}
+    unsampled = {"claim": "5", "verdict": "reproduced", "stability": None, "resampled": {}}
+    assert sc.stability_text(shaky) == ("the same verdict on 74% of 100 resamples of the seeds "
+                                        "(else: inconclusive in 26)")
+    assert sc.stability_text(firm) == "the same verdict on 100% of 100 resamples of the seeds"
+    assert sc.stability_text(unsampled) == "not resampled"
+    assert [r["claim"] for r in sc.least_stable([firm, unsampled, shaky], top=5)] == ["1", "4"]
+    assert sc.least_stable([firm, shaky], top=1) == [shaky]
 
 
 def test_rows_match_across_revisions_by_rule_not_by_label():

@@ -1,20 +1,8 @@
 """The seed-count pilot: this run's seeds resampled, the claim's rule applied again."""
-import numpy as np
 import pytest
-import xarray as xr
 
 from emergence import seed_power as sp
 from tests.test_scorecard import context, summary
-
-
-def test_resampling_draws_seeds_with_replacement_and_relabels_them():
-    ds = xr.Dataset({"x": (("cell", "seed"), np.arange(10.0).reshape(2, 5))}, coords={"seed": np.arange(5)})
-    out = sp.resample_seeds(ds, 8, np.random.default_rng(0))
-    assert out.sizes["seed"] == 8 and list(out["seed"].values) == list(range(8))
-    # a drawn seed keeps its values in every cell (the same seeds train every cell)
-    picked = out["x"].values[0].astype(int)
-    assert set(picked) <= set(range(5)) and np.array_equal(out["x"].values[1], picked + 5)
-    assert len(set(picked)) < 8  # 8 from 5: some seed repeats
 
 
 def test_a_clear_effect_decides_in_every_draw_and_draws_add_up():
@@ -39,16 +27,3 @@ def test_an_unknown_claim_names_the_ones_it_can_resample():
     cells = [(16, 1, 100, 50), (16, 8, None, None), (16, 16, 150, 60)]
     with pytest.raises(SystemExit, match="sparsity-hump"):
         sp.seed_power("no-such-claim", {"sparsity_summary": summary(cells)}, context(), [4], draws=1)
-
-
-def test_datasets_of_the_same_seeds_share_one_draw():
-    """The language models' probes and patching results are the same trained seeds: a resample
-    picks the same seeds in each; a dataset without seeds passes through."""
-    probes = xr.Dataset({"x": (("seed",), np.arange(5.0))}, coords={"seed": np.arange(5)})
-    patching = {"small": xr.Dataset({"y": (("seed",), 10 + np.arange(5.0))}, coords={"seed": np.arange(5)}),
-                "fixed": xr.Dataset({"z": (("k",), np.zeros(3))})}
-    rng, shared = np.random.default_rng(3), {}
-    a = sp._resample(probes, 7, rng, shared)
-    b = sp._resample(patching, 7, rng, shared)
-    assert np.array_equal(b["small"]["y"].values - 10, a["x"].values)
-    assert b["fixed"].identical(patching["fixed"])

@@ -1,0 +1,108 @@
+"""How firmly this run's seeds hold each verdict: the seeds resampled with replacement, each
+result at its own seed count, and the rules applied again. A verdict's stability is the share of
+resamples that give it again; one near a threshold (an interval's end on it, a p near alpha)
+comes back in about half of them, and is the kind that moves when the same code runs on another
+CPU, whose float results differ in the last bits and so, after training, in each seed's times.
+
+Resampling the seeds is what a bootstrap of the rule does (Efron and Tibshirani, ch. 6); it can
+only repeat the values this run's seeds took, so it describes this run's evidence, not the
+verdict another set of seeds would give. Results of the same seed count share one draw: the
+language models' probes and patching are the same trained seeds, and a sweep's cells are
+trained on the same seeds too.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Callable, Mapping
+
+import numpy as np
+import xarray as xr
+from tqdm.auto import tqdm
+
+Result = xr.Dataset | dict[str, xr.Dataset]
+
+
+def resample_seeds(ds: xr.Dataset, n: int | None, rng: np.random.Generator,
+                   draws: dict[int, np.ndarray] | None = None) -> xr.Dataset:
+    """n seeds (None: as many as it has) drawn with replacement along `seed` (relabelled
+    0..n-1, so no label repeats); a dataset without seeds as it is. `draws` holds the draw per
+    original seed count, so that datasets of the same seeds are drawn alike."""
+    if "seed" not in ds.dims:
+        return ds
+    draws = {} if draws is None else draws
+    size = ds.sizes["seed"]
+    if size not in draws:
+        draws[size] = rng.integers(0, size, size if n is None else n)
+    picked = ds.isel(seed=draws[size])
+    return picked.assign_coords(seed=np.arange(len(draws[size]))) if "seed" in picked.coords else picked
+
+
+def resample_result(result: Result, n: int | None, rng: np.random.Generator,
+                    draws: dict[int, np.ndarray]) -> Result:
+    """`resample_seeds` of a result file, or of each file of a result folder."""
+    if isinstance(result, dict):
+        return {name: resample_seeds(ds, n, rng, draws) for name, ds in result.items()}
+    return resample_seeds(result, n, rng, draws)
+
+
+def _resampled(results: Mapping[str, Result], n: int | None, rng: np.random.Generator | None,
+               draws: dict[int, np.ndarray]) -> dict[str, Result]:
+    return {name: resample_result(result, n, rng, draws) for name, result in results.items()}
+
+
+def seed_draws(results: Mapping[str, Result], draws: int, rng: np.random.Generator,
+               n: int | None = None) -> list[dict[int, np.ndarray]]:
+    """Each resample's seeds, per original seed count: what `resample_result` draws reading
+    `results` in order (`n` seeds each; None: each result's own count)."""
+    out = []
+    for _ in range(draws):
+        picks: dict[int, np.ndarray] = {}
+        _resampled(results, n, rng, picks)
+        out.append(picks)
+    return out
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(apply, results) -> None:
+    _WORKER.update(apply=apply, results=results)
+
+
+def _apply_drawn(picks: dict[int, np.ndarray]) -> Mapping[str, str]:
+    return _WORKER["apply"](_resampled(_WORKER["results"], None, None, picks))
+
+
+def resampled_verdicts(apply: Callable[[Mapping[str, Result]], Mapping[str, str]], results: Mapping[str, Result],
+                       draws: int, rng: np.random.Generator, n: int | None = None, desc: str | None = None,
+                       workers: int = 1) -> dict[str, Counter]:
+    """{row key: Counter of verdicts} of `apply` (results -> {row key: verdict}) over `draws`
+    resamples of the seeds (`n` seeds each; None: each result's own count). The draws are made
+    first, so `workers` processes (spawned; `apply` must pickle: a module-level function or a
+    partial of one) give the same counts as one."""
+    picks = seed_draws(results, draws, rng, n)
+    bar = dict(total=draws, desc=desc, disable=desc is None)
+    if workers <= 1 or draws < 2:
+        verdicts = [apply(_resampled(results, None, None, p)) for p in tqdm(picks, **bar)]
+    else:
+        with ProcessPoolExecutor(min(workers, draws), mp_context=get_context("spawn"), initializer=_start_worker,
+                                 initargs=(apply, dict(results))) as pool:
+            verdicts = list(tqdm(pool.map(_apply_drawn, picks), **bar))
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for drawn in verdicts:
+        for key, verdict in drawn.items():
+            counts[key][verdict] += 1
+    return dict(counts)
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def stability(verdict: str, counts: Counter | None) -> float | None:
+    """The share of resamples that gave `verdict` again (None: not resampled)."""
+    total = sum(counts.values()) if counts else 0
+    return counts[verdict] / total if total else None
