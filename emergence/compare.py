@@ -224,6 +224,9 @@ def compare_markdown(base: dict, head: dict, work_dir: Path) -> str:
         "## Parameters that changed", _table(params_diff(head["params"], base["params"]), "None."),
         "## Results that changed", _results_section(base, head),
         "## Verdicts that changed", _table(verdict_diff(base, head), "None."),
+        "Where a revision's scorecard resampled its seeds, each verdict carries the share of those resamples "
+        "that gave it again (emergence/stability.py): a change between verdicts that few resamples give is one "
+        "another run of the same code could make.",
         "## Summary metrics that changed", _table(metric_diff(base, head), "None (or, where named above, a revision has none)."),
         "## Key figures", *figures(base, head, work_dir),
     ]) + "\n"

@@ -666,10 +666,17 @@ def rows_by_key(rows: list[dict]) -> dict[str, dict]:
 
 def changed_verdicts(before: list[dict], after: list[dict]) -> list[tuple[str, str, str]]:
     """(label, verdict before, verdict after) of each row whose verdict differs between two
-    scorecards' rows, matched by `rows_by_key`; "(not tested)" where one side lacks the row."""
+    scorecards' rows, matched by `rows_by_key`; "(not tested)" where one side lacks the row.
+    Each verdict carries its stability where its scorecard has one: a change between two
+    verdicts that few resamples of the seeds give is the kind another run can make."""
     old, new = rows_by_key(before), rows_by_key(after)
     verdict = lambda rows, key: rows[key]["verdict"] if key in rows else "(not tested)"  # noqa: E731
-    return [((new.get(key) or old[key])["claim"], verdict(old, key), verdict(new, key))
+
+    def shown(rows: dict, key: str) -> str:
+        share = rows[key].get("stability") if key in rows else None
+        return verdict(rows, key) + ("" if share is None else f" (stable {fmt_share(share)})")
+
+    return [((new.get(key) or old[key])["claim"], shown(old, key), shown(new, key))
             for key in sorted(set(old) | set(new)) if verdict(old, key) != verdict(new, key)]
 
 

@@ -123,13 +123,24 @@ def _median_ratio(pairs, upper: bool = False) -> float:
 
 
 def strata_ratio_interval(pairs: Sequence[tuple[Arm, Arm]], level: float, n_boot: int = 2000,
-                          seed: int = 0, upper: bool = False) -> tuple[float, float]:
+                          seed: int = 0, upper: bool = False, shared_seeds: bool = False) -> tuple[float, float]:
     """Percentile bootstrap interval of the median over strata of KM median(b) / KM median(a),
-    seeds resampled within each arm of each stratum."""
+    seeds resampled within each arm of each stratum; with `shared_seeds` (every stratum
+    measured on the same seeds of each arm, e.g. the capabilities of one trained model) whole
+    seeds are resampled, the same draw for every stratum, so that the seed stays the unit."""
     rng = np.random.default_rng(seed)
     boot = np.empty(n_boot)
+    if shared_seeds:
+        n_a, n_b = len(pairs[0][0].times), len(pairs[0][1].times)
+        if any((len(a.times), len(b.times)) != (n_a, n_b) for a, b in pairs):
+            raise ValueError("strata_ratio_interval: shared seeds need the same seeds in every stratum")
     for i in range(n_boot):
-        boot[i] = _median_ratio([(_resample(a, rng), _resample(b, rng)) for a, b in pairs], upper)
+        if shared_seeds:
+            i_a, i_b = rng.integers(0, n_a, n_a), rng.integers(0, n_b, n_b)
+            drawn = [(Arm(a.times[i_a], a.censored[i_a]), Arm(b.times[i_b], b.censored[i_b])) for a, b in pairs]
+        else:
+            drawn = [(_resample(a, rng), _resample(b, rng)) for a, b in pairs]
+        boot[i] = _median_ratio(drawn, upper)
     return _ratio_percentiles(boot, level)
 
 
@@ -190,10 +201,11 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         n = sum(len(a.times) + len(b.times) for a, b in pairs)
     censored = sum(int(a.censored.sum() + b.censored.sum()) for a, b in pairs)
     ratio = _median_ratio(pairs)
-    lo, hi = strata_ratio_interval(pairs, 1 - alpha, n_boot)
+    lo, hi = strata_ratio_interval(pairs, 1 - alpha, n_boot, shared_seeds=shared_seeds)
     # "the ratio is below what was asked" must hold for the upper middle stratum too, so that
     # strata pulling in opposite directions are undecided rather than refuted
-    hi_upper = hi if len(pairs) % 2 else strata_ratio_interval(pairs, 1 - alpha, n_boot, upper=True)[1]
+    hi_upper = hi if len(pairs) % 2 else strata_ratio_interval(pairs, 1 - alpha, n_boot, upper=True,
+                                                                 shared_seeds=shared_seeds)[1]
     hr = detectable_hazard_ratio(test.events, alpha)
     medians = "; ".join(f"{label}: {_fmt(a.median)} vs {_fmt(b.median)}" for label, a, b in strata)
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, estimate=ratio,

@@ -128,6 +128,12 @@ def test_rows_match_across_revisions_by_rule_not_by_label():
     assert diff.values.tolist() == [["5 (c = 3)", "partly", "reproduced"]]
     gone = verdict_diff({"scorecard": {"claims": base}}, {"scorecard": {"claims": base[1:]}})
     assert gone.values.tolist() == [["1 (linear map)", "reproduced", "(not tested)"]]
+    # a scorecard that resampled its seeds shows how firmly each side held its verdict
+    firm = [dict(r, stability=1.0) for r in base]
+    shaky = [dict(r, stability=0.4) for r in head]
+    diff = verdict_diff({"scorecard": {"claims": firm}}, {"scorecard": {"claims": shaky}})
+    assert diff.values.tolist() == [["5 (c = 3)", "partly (stable 100%)", "reproduced (stable 40%)"]]
+    assert verdict_diff({"scorecard": {"claims": firm}}, {"scorecard": {"claims": firm}}).empty
 
 
 def test_every_row_links_a_figure_its_chapter_draws():

@@ -236,6 +236,23 @@ def test_earlier_with_shared_seeds_permutes_whole_seeds():
     assert compare([(f"cap{k}", slow[k], fast[k]) for k in range(3)], shared_seeds=True).verdict == "not reproduced"
 
 
+def test_strata_on_the_same_seeds_resample_whole_seeds():
+    """Two capabilities that are copies of one another carry one capability's information: on
+    whole seeds resampled the interval is the single stratum's, draw for draw; resampled stratum
+    by stratum as if independent it is another (the copies count as twice the seeds)."""
+    from emergence.verdicts import strata_ratio_interval
+
+    a, b = draws(300, n=6, seed=3), draws(600, n=6, seed=4)
+    one = strata_ratio_interval([(a, b)], 0.9, n_boot=400)
+    assert strata_ratio_interval([(a, b), (a, b)], 0.9, n_boot=400, shared_seeds=True) == one
+    assert strata_ratio_interval([(a, b), (a, b)], 0.9, n_boot=400) != one
+    with pytest.raises(ValueError, match="same seeds"):
+        strata_ratio_interval([(a, b), (draws(300, n=5), b)], 0.9, n_boot=10, shared_seeds=True)
+    # earlier() reads its interval so where the strata share seeds
+    v = compare([("cap0", a, b), ("cap1", a, b), ("cap2", a, b)], shared_seeds=True, n_boot=400)
+    assert v.interval == strata_ratio_interval([(a, b)], 1 - ALPHA, n_boot=400)
+
+
 def test_a_shared_seed_log_rank_near_alpha_is_settled_by_every_split():
     # two capabilities on 8 + 8 seeds whose 2,000 random reassignments give p = 0.101, within
     # Monte Carlo error of alpha = 0.1: drawn again, and C(16, 8) = 12,870 is few enough to enumerate
