@@ -3,6 +3,7 @@ rule applied again.
 
     python -m emergence.seed_power CLAIM_ID [--seeds 4,8,16] [--draws 200] [--resamples 200]
                                             [--profile default] [--result NAME=PATH ...] [--out FILE.json]
+                                            [--workers N]
 
 Reads the results the claims_scorecard stage reads (dvc.yaml's `paths`; `--result` reads one
 from elsewhere, e.g. an earlier commit's from the DVC cache). For each size n it
@@ -20,6 +21,7 @@ scorecard reports (emergence/stability.py).
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -28,7 +30,7 @@ import numpy as np
 from emergence.config import load_params
 from emergence.io import write_json
 from emergence.scorecard import SECTIONS, Context, read_paper_claims, read_result
-from emergence.stability import Result, resampled_verdicts
+from emergence.stability import Result, resampled_verdicts, usable_cores
 from emergence.stage import pipeline_paths
 
 DECIDED = ("reproduced", "not reproduced")
@@ -46,16 +48,20 @@ def section_of(claim_id: str, results: dict[str, Result], ctx: Context):
     raise SystemExit(f"seed_power: no rule here decides {claim_id!r}; one of {sorted(known)}")
 
 
+def claim_verdict(sample: dict[str, Result], claim_id: str, rules, inputs: Sequence[str], ctx: Context) -> dict[str, str]:
+    """{claim_id: its verdict} from its section's `rules` on `sample`."""
+    return {claim_id: dict(rules(*(sample[i] for i in inputs), ctx))[claim_id].verdict}
+
+
 def seed_power(claim_id: str, results: dict[str, Result], ctx: Context, sizes: Sequence[int],
-               draws: int, seed: int = 0) -> dict[int, dict[str, int]]:
-    """{n: {verdict: draws}} for the claim's rule on `draws` resamples of n seeds each."""
+               draws: int, seed: int = 0, workers: int = 1) -> dict[int, dict[str, int]]:
+    """{n: {verdict: draws}} for the claim's rule on `draws` resamples of n seeds each (the same
+    counts on any number of `workers`)."""
     _, rules, inputs = section_of(claim_id, results, ctx)
     rng = np.random.default_rng(seed)
-
-    def verdict(sample: dict) -> dict[str, str]:
-        return {claim_id: dict(rules(*(sample[i] for i in inputs), ctx))[claim_id].verdict}
-
-    return {int(n): dict(resampled_verdicts(verdict, {i: results[i] for i in inputs}, draws, rng, n)[claim_id])
+    verdict = partial(claim_verdict, claim_id=claim_id, rules=rules, inputs=inputs, ctx=ctx)
+    return {int(n): dict(resampled_verdicts(verdict, {i: results[i] for i in inputs}, draws, rng, n,
+                                            workers=workers)[claim_id])
             for n in sizes}
 
 
@@ -69,13 +75,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--result", action="append", default=[], metavar="NAME=PATH",
                     help="read result NAME (a key of dvc.yaml's paths) from PATH instead")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--workers", type=int, default=usable_cores(), help="processes (the counts do not depend on it)")
     args = ap.parse_args(argv)
     try:
         sizes = [int(s) for s in args.seeds.split(",")]
     except ValueError:
         raise SystemExit(f"seed_power: --seeds takes whole numbers separated by commas, got {args.seeds!r}") from None
-    if any(n < 2 for n in sizes) or args.draws < 1 or args.resamples < 1:
-        raise SystemExit("seed_power: --seeds each >= 2, --draws and --resamples >= 1")
+    if any(n < 2 for n in sizes) or args.draws < 1 or args.resamples < 1 or args.workers < 1:
+        raise SystemExit("seed_power: --seeds each >= 2, --draws, --resamples and --workers >= 1")
     params = load_params(profile=args.profile)
     paths = pipeline_paths()
     claims = {**params["claims"], "n_boot": args.resamples, "n_perm": args.resamples}
@@ -87,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise SystemExit(f"seed_power: --result NAME=PATH with NAME one of {sorted(names)}, got {override!r}")
         paths[name] = path
     results = {name: read_result(Path(paths[name])) for name in names if Path(paths[name]).exists()}
-    power = seed_power(args.claim, results, ctx, sizes, args.draws)
+    power = seed_power(args.claim, results, ctx, sizes, args.draws, workers=args.workers)
     for n, count in power.items():
         decided = sum(count.get(v, 0) for v in DECIDED)
         print(f"{args.claim}  {n:3d} seeds: decided in {decided / args.draws:4.0%} of {args.draws} draws  {count}")

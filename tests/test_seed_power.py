@@ -27,3 +27,12 @@ def test_an_unknown_claim_names_the_ones_it_can_resample():
     cells = [(16, 1, 100, 50), (16, 8, None, None), (16, 16, 150, 60)]
     with pytest.raises(SystemExit, match="sparsity-hump"):
         sp.seed_power("no-such-claim", {"sparsity_summary": summary(cells)}, context(), [4], draws=1)
+
+
+def test_processes_give_the_power_one_process_gives():
+    ds = summary([(16, 1, 100, 50), (16, 8, None, None), (16, 16, 150, 60)], n_seed=4)
+    for what in ("solved", "emergence", "plateau_end"):
+        ds[f"{what}_step"].values[0, 2:] = 1000
+        ds[f"{what}_censored"].values[0, 2:] = 1
+    one = sp.seed_power("sparsity-hump", {"sparsity_summary": ds}, context(), [3, 6], draws=12)
+    assert sp.seed_power("sparsity-hump", {"sparsity_summary": ds}, context(), [3, 6], draws=12, workers=2) == one
