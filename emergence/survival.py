@@ -50,19 +50,25 @@ def km_quantile(times, censored, q: float) -> float:
     """First time by which a fraction q of seeds has had the event by Kaplan-Meier (survival
     <= 1 - q); inf when it never gets there within the budget.
 
-    The bootstraps call this ~10^5 times per scorecard, where scipy.stats.ecdf's set-up costs
-    ~190 us a call, so the product-limit estimate is computed here directly (tested equal to
-    `km_survival`, which is scipy's, on random censored samples with ties)."""
-    t = np.asarray(times, dtype=float)
-    c = np.asarray(censored, dtype=bool)
-    event_times, inverse = np.unique(t[~c], return_inverse=True)
-    if event_times.size == 0:
-        return float("inf")
-    deaths = np.bincount(inverse, minlength=event_times.size)
-    at_risk = (t[None, :] >= event_times[:, None]).sum(1)
-    s = np.cumprod(1.0 - deaths / at_risk)
-    below = np.flatnonzero(s <= 1.0 - q + 1e-12)
-    return float(event_times[below[0]]) if below.size else float("inf")
+    The bootstraps call this ~10^6 times per scorecard (its stability resamples included) on
+    arms of a few seeds, where scipy.stats.ecdf's set-up costs ~190 us a call and numpy's per
+    call overhead most of 18 us, so the product-limit estimate is computed here directly, in
+    plain Python over the sorted seeds (3 us; tested equal to `km_survival`, which is scipy's,
+    on random censored samples with ties). Sorting (time, censored) puts a tie's events before
+    its censorings: a seed censored at t is still at risk at t."""
+    seeds = sorted(zip(np.asarray(times, dtype=float).tolist(), np.asarray(censored, dtype=bool).tolist()))
+    n, survival, i = len(seeds), 1.0, 0
+    while i < n:
+        at, deaths, j = seeds[i][0], 0, i
+        while j < n and seeds[j][0] == at:
+            deaths += not seeds[j][1]
+            j += 1
+        if deaths:
+            survival *= 1.0 - deaths / (n - i)  # n - i seeds have not had the event or left by `at`
+            if survival <= 1.0 - q + 1e-12:
+                return at
+        i = j
+    return float("inf")
 
 
 def km_median(times, censored) -> float:
