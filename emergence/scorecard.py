@@ -24,7 +24,7 @@ from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
 from emergence.io import read_netcdf
-from emergence.stability import resampled_verdicts, stability
+from emergence.stability import NOT_TESTED, resampled_verdicts, stability, with_untested
 from emergence.survival import benjamini_hochberg
 from emergence.verdicts import Arm, Verdict
 
@@ -616,9 +616,9 @@ def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | No
     for (section, key, v), key_of_row, q_value in zip(rows, _row_keys(rows), q):
         chapter, figure = CHAPTERS[section]
         figure = FIGURES.get(key, figure)
-        counts = resampled.get(key_of_row)
+        counts = with_untested(resampled.get(key_of_row, {}), claims["stability_draws"])
         out.append({"id": key, "chapter": chapter, "figure": figure, **v.to_dict(), "q_value": float(q_value),
-                    "stability": stability(v.verdict, counts), "resampled": dict(counts or {})})
+                    "stability": stability(v.verdict, counts), "resampled": counts})
     return out
 
 
@@ -670,7 +670,7 @@ def changed_verdicts(before: list[dict], after: list[dict]) -> list[tuple[str, s
     Each verdict carries its stability where its scorecard has one: a change between two
     verdicts that few resamples of the seeds give is the kind another run can make."""
     old, new = rows_by_key(before), rows_by_key(after)
-    verdict = lambda rows, key: rows[key]["verdict"] if key in rows else "(not tested)"  # noqa: E731
+    verdict = lambda rows, key: rows[key]["verdict"] if key in rows else NOT_TESTED  # noqa: E731
 
     def shown(rows: dict, key: str) -> str:
         share = rows[key].get("stability") if key in rows else None

@@ -23,6 +23,7 @@ import xarray as xr
 from tqdm.auto import tqdm
 
 Result = xr.Dataset | dict[str, xr.Dataset]
+NOT_TESTED = "(not tested)"
 
 
 def resample_seeds(ds: xr.Dataset, n: int | None, rng: np.random.Generator,
@@ -102,7 +103,17 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def stability(verdict: str, counts: Counter | None) -> float | None:
+def with_untested(counts: Mapping[str, int], draws: int) -> dict[str, int]:
+    """A row's verdict counts, with the resamples that did not give the row at all (its rule
+    found nothing to decide on them) counted as NOT_TESTED, so that every row's counts add up
+    to the draws and a verdict's share counts them against it."""
+    out = dict(counts)
+    if draws > sum(out.values()):
+        out[NOT_TESTED] = draws - sum(out.values())
+    return out
+
+
+def stability(verdict: str, counts: Mapping[str, int] | None) -> float | None:
     """The share of resamples that gave `verdict` again (None: not resampled)."""
     total = sum(counts.values()) if counts else 0
-    return counts[verdict] / total if total else None
+    return counts.get(verdict, 0) / total if total else None

@@ -69,3 +69,9 @@ def test_processes_give_the_counts_one_process_gives():
 def test_no_draws_no_share():
     assert st.resampled_verdicts(sign_of_mean, {"x": seeds([1.0])}, 0, np.random.default_rng(0)) == {}
     assert st.stability("reproduced", None) is None and st.stability("reproduced", Counter()) is None
+
+
+def test_a_resample_without_the_row_counts_against_its_verdict():
+    counts = st.with_untested(Counter({"reproduced": 7}), 10)
+    assert counts == {"reproduced": 7, st.NOT_TESTED: 3} and st.stability("reproduced", counts) == 0.7
+    assert st.with_untested({"reproduced": 10}, 10) == {"reproduced": 10}
