@@ -180,16 +180,17 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
 
 def stability_markdown(rows: list[dict]) -> str:
     """What the `stable` column means, and the verdicts that came back least often."""
-    shaky = least_stable(rows)
-    if not shaky:
+    draws = max((sum(r.get("resampled", {}).values()) for r in rows), default=0)
+    if not draws:
         return "No verdict was decided again on resampled seeds (params.yaml `claims.stability_draws` is 0)."
-    draws = sum(shaky[0]["resampled"].values())
-    least = "; ".join(f"{r['claim']}: {r['verdict']}, {stability_text(r)}" for r in shaky)
+    shaky = least_stable(rows)
+    least = ("Least stable here: " + "; ".join(f"{r['claim']}: {r['verdict']}, {stability_text(r)}" for r in shaky)
+             if shaky else "Here every verdict came back in every resample")
     return (f"*Stable* is the share of {draws} resamples of the seeds (drawn with replacement, each result at its "
             "own seed count; emergence/stability.py) on which the same rule gives the same verdict again. A verdict "
             "that rests on a few seeds' values, or whose interval ends on its threshold, comes back in few of them; "
             "such verdicts are the ones a rerun on another CPU, whose float results differ in the last bits, can "
-            f"move. Least stable here: {least}.")
+            f"move. {least}.")
 
 
 def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:

@@ -729,9 +729,10 @@ def stability_text(row: dict) -> str:
 
 
 def least_stable(rows: list[dict], top: int = 5) -> list[dict]:
-    """The `top` resampled rows whose verdict came back least often, least first (ties in report order)."""
-    resampled = [r for r in rows if r.get("stability") is not None]
-    return sorted(resampled, key=lambda r: float(r["stability"]))[:top]
+    """Up to `top` rows whose verdict some resample did not give again, least stable first
+    (ties in report order)."""
+    shaky = [r for r in rows if r.get("stability") is not None and float(r["stability"]) < 1.0]
+    return sorted(shaky, key=lambda r: float(r["stability"]))[:top]
 
 
 def claim_evidence(row: dict) -> str:

@@ -233,6 +233,21 @@ def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():
     assert all(r["verdict"] in v for r, v in zip(rows, verdicts))  # each beside its own claim
 
 
+def test_the_stability_paragraph_names_the_shaky_verdicts_or_says_there_are_none():
+    from emergence.report_index import stability_markdown
+
+    firm = {"claim": "4", "verdict": "reproduced", "stability": 1.0, "resampled": {"reproduced": 50}}
+    shaky = {"claim": "8 (Mixer)", "verdict": "inconclusive", "stability": 0.5,
+             "resampled": {"inconclusive": 25, "not reproduced": 25}}
+    text = stability_markdown([firm, shaky])
+    assert "share of 50 resamples" in text
+    assert text.endswith("Least stable here: 8 (Mixer): inconclusive, the same verdict on 50% of 50 resamples of "
+                         "the seeds (else: not reproduced in 25).")
+    assert stability_markdown([firm]).endswith("Here every verdict came back in every resample.")
+    unsampled = dict(firm, stability=None, resampled={})
+    assert "`claims.stability_draws` is 0" in stability_markdown([unsampled])
+
+
 def test_powers_and_indices_are_typeset_but_code_and_identifiers_are_not():
     from emergence.render import typeset_scripts
     text = "at 10^4 steps, p^L and x_0 x_1; d_head, seeds_per_group, `x_0 10^4` and ```{=typst}\n#x^2\n```"

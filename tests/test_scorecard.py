@@ -110,8 +110,10 @@ def test_stability_is_told_with_the_verdicts_the_resamples_gave_instead():
                                         "(else: inconclusive in 26)")
     assert sc.stability_text(firm) == "the same verdict on 100% of 100 resamples of the seeds"
     assert sc.stability_text(unsampled) == "not resampled"
-    assert [r["claim"] for r in sc.least_stable([firm, unsampled, shaky], top=5)] == ["1", "4"]
-    assert sc.least_stable([firm, shaky], top=1) == [shaky]
+    shakier = dict(shaky, claim="2", stability=0.5)
+    assert [r["claim"] for r in sc.least_stable([firm, unsampled, shaky, shakier], top=5)] == ["2", "1"]
+    assert sc.least_stable([firm, shaky, shakier], top=1) == [shakier]
+    assert sc.least_stable([firm, unsampled]) == []
 
 
 def test_rows_match_across_revisions_by_rule_not_by_label():
