@@ -4,9 +4,9 @@ resamples that give it again; one near a threshold (an interval's end on it, a p
 comes back in about half of them, and is the kind that moves when the same code runs on another
 CPU, whose float results differ in the last bits and so, after training, in each seed's times.
 
-Resampling the seeds is what a bootstrap of the rule does (Efron and Tibshirani, ch. 6); it can
-only repeat the values this run's seeds took, so it describes this run's evidence, not the
-verdict another set of seeds would give. Results of the same seed count share one draw: the
+It is the nonparametric bootstrap (Efron and Tibshirani 1993) applied to the whole decision
+rather than to one statistic; like any bootstrap it can only repeat the values this run's seeds
+took, so it describes this run's evidence, not the verdict another set of seeds would give. Results of the same seed count share one draw: the
 language models' probes and patching are the same trained seeds, and a sweep's cells are
 trained on the same seeds too.
 """
