@@ -114,6 +114,7 @@ class ClaimsArgs:
     resolution_intervals: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this far
     stability_draws: int = number(0, 100_000)      # seed resamples each verdict is re-decided on (0: none)
     stability_resamples: int = number(100, 1_000_000)  # bootstraps and permutations inside each of those
+    sensitivity_factor: float = number(1.0, 10.0)  # thresholds moved by this factor both ways (1: not)
 
 
 @dataclass(frozen=True, kw_only=True)

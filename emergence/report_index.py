@@ -175,7 +175,29 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "
         "Benjamini-Hochberg adjustment across the scorecard's tests. The chapters give each rule's reason and "
         "the smallest effect it could detect here.", stability_markdown(rows),
-        _md_table(table)])
+        _md_table(table), *sensitivity_markdown(scorecard.get("sensitivity", []),
+                                                scorecard["thresholds"].get("sensitivity_factor", 1.0), len(rows))])
+
+
+def sensitivity_markdown(sensitivity: list[dict], factor: float, n_rows: int) -> list[str]:
+    """Which verdicts hinge on a threshold: a paragraph and a table (nothing where not computed)."""
+    if not sensitivity:
+        return []
+
+    def moved(side: dict | None) -> str:
+        if side is None:
+            return "not tried (would reach 1)"
+        changes = "; ".join(f"{c['claim']}: {c['from']} → {c['to']}" for c in side["changed"]) or "no change"
+        return f"{side['value']:.3g}: {changes}"
+
+    hinged = {c["row"] for e in sensitivity for side in ("lower", "higher") if e[side] for c in e[side]["changed"]}
+    table = pd.DataFrame([{"threshold": f"`{e['threshold']}`", "value": f"{e['value']:g}",
+                           f"÷ {factor:g}": moved(e["lower"]), f"× {factor:g}": moved(e["higher"])}
+                          for e in sensitivity])
+    return [f"Which verdicts hinge on a threshold: each threshold in params.yaml `claims` divided and multiplied "
+            f"by {factor:g}, one at a time, and every rule decided again (the verdicts above stay those at the values "
+            f"fixed before the run). {len(hinged)} of {n_rows} verdicts change under one of these moves.",
+            _md_table(table)]
 
 
 def stability_markdown(rows: list[dict]) -> str:

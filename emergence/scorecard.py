@@ -24,7 +24,7 @@ from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
 from emergence.io import read_netcdf
-from emergence.stability import NOT_TESTED, resampled_verdicts, stability, with_untested
+from emergence.stability import NOT_TESTED, decide_each, resampled_verdicts, stability, with_untested
 from emergence.survival import benjamini_hochberg
 from emergence.verdicts import Arm, Verdict
 
@@ -622,6 +622,42 @@ def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | No
     return out
 
 
+# The thresholds a rule compares its estimate or p against (params.yaml `claims`), moved both
+# ways by `claims.sensitivity_factor` to show which verdicts hinge on them. The draw counts and
+# the integer settings that pick cells (which S is large, from which S the bias is flat, how
+# many heads are "a few") are not thresholds of this kind and stay put.
+THRESHOLDS = ("alpha", "quartile_ratio", "abrupt_ratio", "coincidence_evals", "growth_ratio", "flat_ratio",
+              "min_speedup", "most_of_gap", "metric_factor", "random_ratio", "resolution_intervals")
+BELOW_ONE = ("alpha", "most_of_gap")  # a level and a fraction: moved only while they stay below 1
+
+
+def _verdicts_under(results: dict, claims: dict, paper: dict, paper_profile: dict | None) -> dict[str, str]:
+    return keyed_verdicts(results, Context(claims, paper, paper_profile))
+
+
+def threshold_sensitivity(rows: list[dict], results: dict, claims: dict, paper: dict,
+                          paper_profile: dict | None = None, workers: int = 1, progress: bool = False) -> list[dict]:
+    """For each of THRESHOLDS, the scorecard's rows (`rows`, decided at `claims`) whose verdict
+    changes when that threshold alone is divided, or multiplied, by `claims["sensitivity_factor"]`
+    (1: not computed), each rule otherwise as the scorecard runs it. A record per threshold:
+    its value, and per side the value tried and the changes (row key, claim, from, to)."""
+    factor = claims["sensitivity_factor"]
+    if factor == 1.0:
+        return []
+    tried = [(key, side, claims[key] * m) for key in THRESHOLDS for side, m in (("lower", 1 / factor), ("higher", factor))
+             if not (key in BELOW_ONE and claims[key] * m >= 1.0)]
+    decided = decide_each(partial(_verdicts_under, paper=paper, paper_profile=paper_profile), results,
+                          [dict(claims, **{key: value}) for key, _, value in tried], workers,
+                          "verdicts at moved thresholds" if progress else None)
+    base = rows_by_key(rows)
+    out = {key: {"threshold": key, "value": claims[key], "lower": None, "higher": None} for key in THRESHOLDS}
+    for (key, side, value), verdicts in zip(tried, decided):
+        changed = [{"row": k, "claim": base[k]["claim"], "from": base[k]["verdict"], "to": v}
+                   for k, v in verdicts.items() if k in base and base[k]["verdict"] != v]
+        out[key][side] = {"value": value, "changed": changed}
+    return list(out.values())
+
+
 def tally(rows: list[dict]) -> dict[str, int]:
     return {v: sum(r["verdict"] == v for r in rows) for v in vd.VERDICTS}
 
@@ -644,9 +680,9 @@ def json_safe(x):
     return x
 
 
-def scorecard_json(rows: list[dict], claims: dict) -> str:
-    return json.dumps(json_safe({"alpha": claims["alpha"], "thresholds": claims, "tally": tally(rows), "claims": rows}),
-                      indent=1) + "\n"
+def scorecard_json(rows: list[dict], claims: dict, sensitivity: list[dict] | None = None) -> str:
+    return json.dumps(json_safe({"alpha": claims["alpha"], "thresholds": claims, "tally": tally(rows), "claims": rows,
+                                 "sensitivity": sensitivity or []}), indent=1) + "\n"
 
 
 def metric_key(rows: list[dict], i: int) -> str:

@@ -16,7 +16,8 @@ import os
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import Callable, Mapping
+from functools import partial
+from typing import Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 import xarray as xr
@@ -24,6 +25,7 @@ from tqdm.auto import tqdm
 
 Result = xr.Dataset | dict[str, xr.Dataset]
 NOT_TESTED = "(not tested)"
+V, R = TypeVar("V"), TypeVar("R")
 
 
 def resample_seeds(ds: xr.Dataset, n: int | None, rng: np.random.Generator,
@@ -69,12 +71,29 @@ def seed_draws(results: Mapping[str, Result], draws: int, rng: np.random.Generat
 _WORKER: dict = {}
 
 
-def _start_worker(apply, results) -> None:
-    _WORKER.update(apply=apply, results=results)
+def _start_worker(decide, results) -> None:
+    _WORKER.update(decide=decide, results=results)
 
 
-def _apply_drawn(picks: dict[int, np.ndarray]) -> Mapping[str, str]:
-    return _WORKER["apply"](_resampled(_WORKER["results"], None, None, picks))
+def _decide_in_worker(variant):
+    return _WORKER["decide"](_WORKER["results"], variant)
+
+
+def decide_each(decide: Callable[[Mapping[str, Result], V], R], results: Mapping[str, Result], variants: Sequence[V],
+                workers: int = 1, desc: str | None = None) -> list[R]:
+    """[decide(results, v) for v in variants], in order, on `workers` spawned processes that
+    receive `results` once (`decide` must pickle: a module-level function or a partial of one);
+    `desc`: a progress bar's label."""
+    bar = dict(total=len(variants), desc=desc, disable=desc is None)
+    if workers <= 1 or len(variants) < 2:
+        return [decide(results, v) for v in tqdm(variants, **bar)]
+    with ProcessPoolExecutor(min(workers, len(variants)), mp_context=get_context("spawn"),
+                             initializer=_start_worker, initargs=(decide, dict(results))) as pool:
+        return list(tqdm(pool.map(_decide_in_worker, variants), **bar))
+
+
+def _on_resample(results: Mapping[str, Result], picks: dict[int, np.ndarray], apply) -> Mapping[str, str]:
+    return apply(_resampled(results, None, None, picks))
 
 
 def resampled_verdicts(apply: Callable[[Mapping[str, Result]], Mapping[str, str]], results: Mapping[str, Result],
@@ -82,18 +101,10 @@ def resampled_verdicts(apply: Callable[[Mapping[str, Result]], Mapping[str, str]
                        workers: int = 1) -> dict[str, Counter]:
     """{row key: Counter of verdicts} of `apply` (results -> {row key: verdict}) over `draws`
     resamples of the seeds (`n` seeds each; None: each result's own count). The draws are made
-    first, so `workers` processes (spawned; `apply` must pickle: a module-level function or a
-    partial of one) give the same counts as one."""
+    first, so `workers` processes give the same counts as one (`apply` must pickle)."""
     picks = seed_draws(results, draws, rng, n)
-    bar = dict(total=draws, desc=desc, disable=desc is None)
-    if workers <= 1 or draws < 2:
-        verdicts = [apply(_resampled(results, None, None, p)) for p in tqdm(picks, **bar)]
-    else:
-        with ProcessPoolExecutor(min(workers, draws), mp_context=get_context("spawn"), initializer=_start_worker,
-                                 initargs=(apply, dict(results))) as pool:
-            verdicts = list(tqdm(pool.map(_apply_drawn, picks), **bar))
     counts: dict[str, Counter] = defaultdict(Counter)
-    for drawn in verdicts:
+    for drawn in decide_each(partial(_on_resample, apply=apply), results, picks, workers, desc):
         for key, verdict in drawn.items():
             counts[key][verdict] += 1
     return dict(counts)

@@ -5,7 +5,8 @@
 Reads the summaries through dvc.yaml's `paths`, applies the rules (emergence/scorecard.py,
 emergence/verdicts.py) with the `claims` thresholds (and the paper profile's seed counts, for
 what this run leaves undecided), decides every claim again on resamples of the seeds (each
-verdict's stability, emergence/stability.py; on every core) and writes, atomically, the scorecard
+verdict's stability, emergence/stability.py) and with each threshold moved both ways (the
+verdicts that hinge on it), on every core, and writes, atomically, the scorecard
 (every record with its texts, for the report) and the verdicts (a DVC metric, so
 `dvc metrics diff` shows a verdict that changed between commits).
 """
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from emergence.io import atomic_path
 from emergence.params import merged_params
-from emergence.scorecard import SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json, verdicts_json
+from emergence.scorecard import (SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json,
+                                  threshold_sensitivity, verdicts_json)
 from emergence.stability import usable_cores
 from emergence.stage import pipeline_paths, stage_run
 
@@ -25,9 +27,11 @@ if __name__ == "__main__":
     with stage_run("claims_scorecard") as params:
         paths = pipeline_paths()
         results = {name: read_result(paths[name]) for name in RESULTS}
-        rows = scorecard(results, params["claims"], read_paper_claims(paper), merged_params(profile="paper"),
-                         progress=True, workers=usable_cores())
+        claims, paper_claims, paper_profile = params["claims"], read_paper_claims(paper), merged_params(profile="paper")
+        rows = scorecard(results, claims, paper_claims, paper_profile, progress=True, workers=usable_cores())
+        moved = threshold_sensitivity(rows, results, claims, paper_claims, paper_profile, workers=usable_cores(),
+                                      progress=True)
         with atomic_path(out) as tmp:
-            tmp.write_text(scorecard_json(rows, params["claims"]))
+            tmp.write_text(scorecard_json(rows, claims, moved))
         with atomic_path(metric) as tmp:
             tmp.write_text(verdicts_json(rows))

@@ -93,6 +93,7 @@ def test_metrics_and_results_written(smoke_built):
 
 
 def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built):
+    from emergence.scorecard import THRESHOLDS
     from emergence.verdicts import VERDICTS
 
     card = json.loads((smoke_built / "data" / "claims" / "scorecard.json").read_text())
@@ -120,6 +121,12 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
         assert sum(r["resampled"].values()) == draws and r["stability"] == r["resampled"].get(r["verdict"], 0) / draws
     assert f"Stable</em> is the share of {draws} resamples" in index
     assert all(f"Stability: the same verdict on" in page(f"{c}.html") for c in {r["chapter"] for r in rows})
+    # and every threshold moved both ways, the verdicts that hinge on it on the entry page
+    keys = {r["id"] if sum(q["id"] == r["id"] for q in rows) == 1 else f"{r['id']} {r['claim']}" for r in rows}
+    assert [e["threshold"] for e in card["sensitivity"]] == list(THRESHOLDS)
+    assert all(c["row"] in keys for e in card["sensitivity"] for side in ("lower", "higher") if e[side]
+               for c in e[side]["changed"])
+    assert "Which verdicts hinge on a threshold" in index and "<code>abrupt_ratio</code>" in index
     shown = sh(["dvc", "metrics", "show", "--json"], smoke_built).stdout
     metric = json.loads(shown)[""]["data"]["data/claims/verdicts.json"]["data"]
     assert [c["verdict"] for c in metric["claims"].values()] == [r["verdict"] for r in rows]

@@ -248,6 +248,21 @@ def test_the_stability_paragraph_names_the_shaky_verdicts_or_says_there_are_none
     assert "`claims.stability_draws` is 0" in stability_markdown([unsampled])
 
 
+def test_the_threshold_table_names_each_change_and_counts_the_verdicts_that_hinge():
+    from emergence.report_index import sensitivity_markdown
+
+    change = {"row": "lm-abrupt", "claim": "1 (lm)", "from": "not reproduced", "to": "reproduced"}
+    sensitivity = [{"threshold": "abrupt_ratio", "value": 0.25, "lower": {"value": 0.2, "changed": []},
+                    "higher": {"value": 0.3125, "changed": [change]}},
+                   {"threshold": "most_of_gap", "value": 0.9, "lower": {"value": 0.72, "changed": [change]},
+                    "higher": None}]
+    text, table = sensitivity_markdown(sensitivity, 1.25, 36)
+    assert "divided and multiplied by 1.25" in text and "1 of 36 verdicts change" in text
+    assert "0.312: 1 (lm): not reproduced → reproduced" in table and "0.2: no change" in table
+    assert "not tried (would reach 1)" in table
+    assert sensitivity_markdown([], 1.25, 36) == []
+
+
 def test_powers_and_indices_are_typeset_but_code_and_identifiers_are_not():
     from emergence.render import typeset_scripts
     text = "at 10^4 steps, p^L and x_0 x_1; d_head, seeds_per_group, `x_0 10^4` and ```{=typst}\n#x^2\n```"

@@ -204,3 +204,29 @@ def test_compare_names_a_revision_that_is_no_commit(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["no-such-revision"])
     assert stop.value.code == 2 and "'no-such-revision' names no commit" in capsys.readouterr().err
+
+
+def abrupt_rule(ds, ctx):
+    """A one-rule section for the sensitivity test: claim 1's abruptness on `ds.ratio`."""
+    r = ds["ratio"].values
+    return [("toy", sc.vd.jumps_are_abrupt(r, np.zeros(r.shape, bool), claim="toy", statement="",
+                                            max_ratio=ctx.c["abrupt_ratio"], alpha=ctx.c["alpha"],
+                                            n_boot=ctx.c["n_boot"]))]
+
+
+def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
+    """Every jump takes ~0.28 of its emergence step: not abrupt at 0.25, abrupt at 0.25 x 1.25;
+    a threshold the rule does not read changes nothing; a fraction is not moved past 1."""
+    monkeypatch.setattr(sc, "SECTIONS", (("toy", abrupt_rule, ("x",)),))
+    results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.27, 0.29, 12).reshape(4, 3))})}
+    claims = dict(context().c, abrupt_ratio=0.25, most_of_gap=0.9, sensitivity_factor=1.25)
+    rows = [{"id": key, "claim": v.claim, "verdict": v.verdict}
+            for _, key, v in sc.rule_verdicts(results, sc.Context(claims, PAPER))]
+    assert [r["verdict"] for r in rows] == ["not reproduced"]
+    moved = {e["threshold"]: e for e in sc.threshold_sensitivity(rows, results, claims, PAPER)}
+    assert set(moved) == set(sc.THRESHOLDS)
+    assert moved["abrupt_ratio"]["higher"] == {"value": 0.3125, "changed": [
+        {"row": "toy", "claim": "toy", "from": "not reproduced", "to": "reproduced"}]}
+    assert moved["abrupt_ratio"]["lower"]["changed"] == [] and moved["growth_ratio"]["higher"]["changed"] == []
+    assert moved["most_of_gap"]["higher"] is None and moved["most_of_gap"]["lower"]["value"] == pytest.approx(0.72)
+    assert sc.threshold_sensitivity(rows, results, dict(claims, sensitivity_factor=1.0), PAPER) == []
