@@ -67,17 +67,21 @@ def read_scorecard() -> dict:
 def claims_section(chapter: str) -> Markdown:
     """This chapter's rows of the scorecard, one block per claim: the paper's statement and
     number, ours with its interval, the verdict and the rule's reason."""
-    rows = [r for r in read_scorecard()["claims"] if r["chapter"] == chapter]
+    card = read_scorecard()
+    keyed = scorecard.rows_by_key(card["claims"])
+    rows = [(key, r) for key, r in keyed.items() if r["chapter"] == chapter]
     if not rows:
         return Markdown("No claim of this chapter is tested on this profile.")
     blocks = []
-    for r in rows:
+    for key, r in rows:
         head = coloured(f"Claim {r['claim']}: {r['verdict']}.", r["verdict"])
+        hinges = scorecard.hinges_text(key, card.get("sensitivity", []))
         blocks.append(f"{head} "
                       f"{r['statement'][:1].upper()}{r['statement'][1:]}.\n\n"
                       f"- Paper: {r['paper'] or 'no number given'}\n"
                       f"- Here: {claim_evidence(r)}\n"
                       f"- Stability: {stability_text(r)}\n"
+                      + (f"- Thresholds: {hinges}\n" if hinges else "") +
                       f"- Why: {r['reason']}\n"
                       f"- Could detect: {r['detectable']}\n")
     return Markdown("\n".join(blocks))

@@ -771,6 +771,17 @@ def least_stable(rows: list[dict], top: int = 5) -> list[dict]:
     return sorted(shaky, key=lambda r: float(r["stability"]))[:top]
 
 
+def hinges_text(key: str, sensitivity: list[dict]) -> str:
+    """What moving each threshold did to the row `key` (its metric key): the moves that changed
+    its verdict, or that none did; "" where no threshold was moved."""
+    if not sensitivity:
+        return ""
+    changes = [f"`{e['threshold']}` {e['value']:g} → {e[side]['value']:.3g} gives {c['to']}"
+               for e in sensitivity for side in ("lower", "higher") if e[side]
+               for c in e[side]["changed"] if c["row"] == key]
+    return "; ".join(changes) if changes else "no threshold moved both ways changes this verdict"
+
+
 def claim_evidence(row: dict) -> str:
     lo, hi = row["interval"]
     tests = "" if row["p_value"] is None else f"; p = {fmt_value(row['p_value'])} (BH q = {fmt_value(row['q_value'])})"

@@ -127,6 +127,7 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
     assert all(c["row"] in keys for e in card["sensitivity"] for side in ("lower", "higher") if e[side]
                for c in e[side]["changed"])
     assert "Which verdicts hinge on a threshold" in index and "<code>abrupt_ratio</code>" in index
+    assert all("Thresholds: " in page(f"{c}.html") for c in {r["chapter"] for r in rows})
     shown = sh(["dvc", "metrics", "show", "--json"], smoke_built).stdout
     metric = json.loads(shown)[""]["data"]["data/claims/verdicts.json"]["data"]
     assert [c["verdict"] for c in metric["claims"].values()] == [r["verdict"] for r in rows]

@@ -230,3 +230,13 @@ def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
     assert moved["abrupt_ratio"]["lower"]["changed"] == [] and moved["growth_ratio"]["higher"]["changed"] == []
     assert moved["most_of_gap"]["higher"] is None and moved["most_of_gap"]["lower"]["value"] == pytest.approx(0.72)
     assert sc.threshold_sensitivity(rows, results, dict(claims, sensitivity_factor=1.0), PAPER) == []
+
+
+def test_a_claim_says_which_threshold_moves_its_verdict():
+    change = {"row": "lm-abrupt", "claim": "1 (lm)", "from": "not reproduced", "to": "reproduced"}
+    sensitivity = [{"threshold": "abrupt_ratio", "value": 0.25, "lower": {"value": 0.2, "changed": []},
+                    "higher": {"value": 0.3125, "changed": [change]}},
+                   {"threshold": "most_of_gap", "value": 0.9, "lower": {"value": 0.72, "changed": []}, "higher": None}]
+    assert sc.hinges_text("lm-abrupt", sensitivity) == "`abrupt_ratio` 0.25 → 0.312 gives reproduced"
+    assert sc.hinges_text("sparsity-hump", sensitivity) == "no threshold moved both ways changes this verdict"
+    assert sc.hinges_text("lm-abrupt", []) == ""
