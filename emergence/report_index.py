@@ -149,11 +149,17 @@ def _md_table(df: pd.DataFrame) -> str:
     return pipe_table(df.astype(str)) if not df.empty else "_(none)_"
 
 
+def _shaky_share(row: dict) -> str:
+    """" (74%)" after a verdict that some resample of the seeds did not give again."""
+    share = row.get("stability")
+    return f" ({fmt_share(share)})" if share is not None and float(share) < 1.0 else ""
+
+
 def glance_table(rows: list[dict], columns: int = 3) -> pd.DataFrame:
     """Every verdict in a few lines: (claim, verdict) pairs side by side, `columns` pairs a row,
     filled down each pair of columns in scorecard order, so the whole scorecard fits one screen."""
     height = -(-len(rows) // columns)
-    cells = [(r["claim"], coloured(r["verdict"], r["verdict"])) for r in rows]
+    cells = [(r["claim"], coloured(r["verdict"], r["verdict"]) + _shaky_share(r)) for r in rows]
     cells += [("", "")] * (height * columns - len(cells))
     lines = [[x for c in range(columns) for x in cells[c * height + i]] for i in range(height)]
     return pd.DataFrame(lines, columns=["claim", "verdict"] * columns)
@@ -169,8 +175,12 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
         "verdict": coloured(r["verdict"], r["verdict"]), "stable": fmt_share(r.get("stability")),
         "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]({r['chapter']}.html#{r['figure']})"}
         for r in rows])
+    shaky = sum(bool(_shaky_share(r)) for r in rows)
+    marked = (f" In brackets after {shaky} of them: the share of resamples of the seeds that give that verdict "
+              "again (*stable*, below)." if shaky else "")
     return "\n\n".join([
-        f"{len(rows)} claims and sub-claims: {tally}.", _md_table(glance_table(rows)), *([preface] if preface else []),
+        f"{len(rows)} claims and sub-claims: {tally}.{marked}", _md_table(glance_table(rows)),
+        *([preface] if preface else []),
         f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "
         "Benjamini-Hochberg adjustment across the scorecard's tests. The chapters give each rule's reason and "

@@ -231,6 +231,10 @@ def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():
     assert [c for c in claims if c] == [r["claim"] for r in rows]   # down each column, in order
     verdicts = [table.iloc[i, 2 * c + 1] for c in range(3) for i in range(9) if table.iloc[i, 2 * c]]
     assert all(r["verdict"] in v for r, v in zip(rows, verdicts))  # each beside its own claim
+    # a verdict that some resample of the seeds did not give again carries its share
+    rows[0]["stability"], rows[1]["stability"] = 0.74, 1.0
+    shown = glance_table(rows, columns=3)
+    assert shown.iloc[0, 1].endswith(" (74%)") and not shown.iloc[1, 1].endswith("%)")
 
 
 def test_the_stability_paragraph_names_the_shaky_verdicts_or_says_there_are_none():
