@@ -40,6 +40,7 @@ import submitit
 import torch
 from tqdm.auto import tqdm
 
+from emergence.cores import usable_cores
 from emergence.schema import number
 
 EXECUTORS = ("local", "slurm")
@@ -76,10 +77,6 @@ class ExecutionArgs:
 class Plan:
     workers: int   # 1: build in this process, with its own threads
     threads: int   # each worker's torch threads (this process's when workers == 1)
-
-
-def usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 # Builds running on this machine, across pipelines and clones: one file per process, named by

@@ -17,7 +17,7 @@ import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
-from emergence.scorecard import (changed_verdicts, claim_evidence, fmt_share, least_stable, read_scorecard,
+from emergence.scorecard import (changed_verdicts, claim_evidence, fmt_share, least_stable, read_scorecard, shaky,
                                   stability_text)
 from emergence.stage import PREBUILD, pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
@@ -151,8 +151,7 @@ def _md_table(df: pd.DataFrame) -> str:
 
 def _shaky_share(row: dict) -> str:
     """" (74%)" after a verdict that some resample of the seeds did not give again."""
-    share = row.get("stability")
-    return f" ({fmt_share(share)})" if share is not None and float(share) < 1.0 else ""
+    return f" ({fmt_share(row['stability'])})" if shaky(row) else ""
 
 
 def glance_table(rows: list[dict], columns: int = 3) -> pd.DataFrame:
@@ -175,9 +174,9 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
         "verdict": coloured(r["verdict"], r["verdict"]), "stable": fmt_share(r.get("stability")),
         "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]({r['chapter']}.html#{r['figure']})"}
         for r in rows])
-    shaky = sum(bool(_shaky_share(r)) for r in rows)
-    marked = (f" In brackets after {shaky} of them: the share of resamples of the seeds that give that verdict "
-              "again (*stable*, below)." if shaky else "")
+    n_shaky = sum(map(shaky, rows))
+    marked = (f" In brackets after {n_shaky} of them: the share of resamples of the seeds that give that verdict "
+              "again (*stable*, below)." if n_shaky else "")
     return "\n\n".join([
         f"{len(rows)} claims and sub-claims: {tally}.{marked}", _md_table(glance_table(rows)),
         *([preface] if preface else []),
@@ -215,9 +214,9 @@ def stability_markdown(rows: list[dict]) -> str:
     draws = max((sum(r.get("resampled", {}).values()) for r in rows), default=0)
     if not draws:
         return "No verdict was decided again on resampled seeds (params.yaml `claims.stability_draws` is 0)."
-    shaky = least_stable(rows)
-    least = ("Least stable here: " + "; ".join(f"{r['claim']}: {r['verdict']}, {stability_text(r)}" for r in shaky)
-             if shaky else "Here every verdict came back in every resample")
+    least_rows = least_stable(rows)
+    least = ("Least stable here: " + "; ".join(f"{r['claim']}: {r['verdict']}, {stability_text(r)}" for r in least_rows)
+             if least_rows else "Here every verdict came back in every resample")
     return (f"*Stable* is the share of {draws} resamples of the seeds (drawn with replacement, each result at its "
             "own seed count; emergence/stability.py) on which the same rule gives the same verdict again. A verdict "
             "that rests on a few seeds' values, or whose interval ends on its threshold, comes back in few of them; "

@@ -764,11 +764,15 @@ def stability_text(row: dict) -> str:
             + (f" (else: {others})" if others else ""))
 
 
+def shaky(row: dict) -> bool:
+    """Whether some resample of the seeds did not give the row's verdict again."""
+    return row.get("stability") is not None and float(row["stability"]) < 1.0
+
+
 def least_stable(rows: list[dict], top: int = 5) -> list[dict]:
     """Up to `top` rows whose verdict some resample did not give again, least stable first
     (ties in report order)."""
-    shaky = [r for r in rows if r.get("stability") is not None and float(r["stability"]) < 1.0]
-    return sorted(shaky, key=lambda r: float(r["stability"]))[:top]
+    return sorted(filter(shaky, rows), key=lambda r: float(r["stability"]))[:top]
 
 
 def hinges_text(key: str, sensitivity: list[dict]) -> str:

@@ -28,9 +28,10 @@ from typing import Sequence
 import numpy as np
 
 from emergence.config import load_params
+from emergence.cores import usable_cores
 from emergence.io import write_json
 from emergence.scorecard import SECTIONS, Context, read_paper_claims, read_result
-from emergence.stability import Result, resampled_verdicts, usable_cores
+from emergence.stability import Result, resampled_verdicts
 from emergence.stage import pipeline_paths
 
 DECIDED = ("reproduced", "not reproduced")

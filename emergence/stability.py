@@ -6,17 +6,16 @@ CPU, whose float results differ in the last bits and so, after training, in each
 
 It is the nonparametric bootstrap (Efron and Tibshirani 1993) applied to the whole decision
 rather than to one statistic; like any bootstrap it can only repeat the values this run's seeds
-took, so it describes this run's evidence, not the verdict another set of seeds would give. Results of the same seed count share one draw: the
-language models' probes and patching are the same trained seeds, and a sweep's cells are
-trained on the same seeds too.
+took, so it describes this run's evidence, not the verdict another set of seeds would give.
+Results of the same seed count share one draw: the language models' probes and patching are the
+same trained seeds, and a sweep's cells are trained on the same seeds too.
 """
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from functools import partial
+from multiprocessing import get_context
 from typing import Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
@@ -108,10 +107,6 @@ def resampled_verdicts(apply: Callable[[Mapping[str, Result]], Mapping[str, str]
         for key, verdict in drawn.items():
             counts[key][verdict] += 1
     return dict(counts)
-
-
-def usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def with_untested(counts: Mapping[str, int], draws: int) -> dict[str, int]:

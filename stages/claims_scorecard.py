@@ -17,7 +17,7 @@ from emergence.io import atomic_path
 from emergence.params import merged_params
 from emergence.scorecard import (SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json,
                                   threshold_sensitivity, verdicts_json)
-from emergence.stability import usable_cores
+from emergence.cores import usable_cores
 from emergence.stage import pipeline_paths, stage_run
 
 RESULTS = [name for _, _, inputs in SECTIONS for name in inputs]
