@@ -47,7 +47,7 @@ from emergence.experiments.cache import build_plan, entry_of, on_slurm, thread_d
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
-from emergence.params import PROFILES, REPO_ROOT
+from emergence.params import PROFILES, REPO_ROOT, merged_params
 from emergence.stage import SCRATCH
 from emergence.experiments.runner import runs_on, seed_groups
 from emergence.train import resolve_device, schedules
@@ -306,7 +306,9 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> int:
     args = _arguments(argv)
     params = validate(load_params(profile=args.profile) if args.profile else load_params())
-    running = stages_to_run(root)
+    # another profile than params.yaml's changes the params of every training stage: DVC's view
+    # of the active one says nothing about what switching would run
+    running = None if args.profile not in (None, merged_params()["profile"]) else stages_to_run(root)
     if running is not None and not running:
         print(f"Profile {params['profile']}: `dvc status` finds the pipeline up to date; nothing to train.")
         return 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 from pdfminer.high_level import extract_pages
-from pdfminer.layout import LTChar, LTContainer
+from pdfminer.layout import LTChar, LTContainer, LTTextContainer
 
 
 def _chars(item):
@@ -62,6 +62,13 @@ def overlapping_text(pdf: Path) -> dict[int, list[str]]:
             found[number] = [f"{chars[i].get_text()}/{chars[j].get_text()} at ({chars[i].bbox[0]:.0f}, "
                              f"{chars[i].bbox[1]:.0f})" for i, j in pairs[:5]]
     return found
+
+
+def page_text(pdf: Path, number: int) -> str:
+    """The text of page `number` (from 1), whitespace collapsed to single spaces."""
+    for page in extract_pages(str(pdf), page_numbers=[number - 1]):
+        return " ".join(" ".join(item.get_text() for item in page if isinstance(item, LTTextContainer)).split())
+    raise ValueError(f"{pdf} has no page {number}")
 
 
 if __name__ == "__main__":  # python -m emergence.pdf_layout report/_output/report.pdf

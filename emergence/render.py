@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Iterable
 
 import nbformat
 import pypandoc
@@ -100,13 +101,24 @@ def pdf_document(markdown: str, out: Path, resource_dir: Path, title: str) -> No
         typst.compile(str(typ), output=str(tmp), root=str(resource_dir))
 
 
-def links_within_pdf(markdown: str, figures: dict[str, list[str]]) -> str:
+def links_within_pdf(markdown: str, figures: dict[str, list[str]], pages: Iterable[str] = ()) -> str:
     """Links to a chapter page's figure (`](01_linear_map.html#fig-x)`, the scorecard's) as links
-    to that figure inside the one PDF, which holds every chapter: the PDF then stands alone."""
-    def internal(m: re.Match) -> str:
+    to that figure inside the one PDF, which holds every chapter, and links to a whole page that
+    the PDF holds (`](appendix.html)`) as links to its heading (`page_anchor`): the PDF then
+    stands alone."""
+    def to_figure(m: re.Match) -> str:
         return f"](#{m.group(2)})" if m.group(2) in figures.get(m.group(1), ()) else m.group(0)
 
-    return re.sub(r"\]\(([\w-]+)\.html#([\w-]+)\)", internal, markdown)
+    def to_page(m: re.Match) -> str:
+        return f"](#{page_anchor(m.group(1))})" if m.group(1) in pages else m.group(0)
+
+    markdown = re.sub(r"\]\(([\w-]+)\.html#([\w-]+)\)", to_figure, markdown)
+    return re.sub(r"\]\(([\w-]+)\.html\)", to_page, markdown)
+
+
+def page_anchor(stem: str) -> str:
+    """The PDF's anchor of the page `stem` (a chapter, the appendix): its heading's identifier."""
+    return f"page-{stem}"
 
 
 def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, work_dir: Path, title: str,
@@ -115,7 +127,7 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
     report.pdf (entry page, chapters, appendix). Returns {"html": [...], "pdf": path,
     "figures": {chapter: labels}}."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    chapter_md, figures, titles = [], {}, []
+    chapter_md, figures = [], {}
     for nb in chapters:
         md, labels = notebook_to_markdown(nb, work_dir / f"{nb.stem}_files", f"{nb.stem}_files")
         heading = re.search(r"^#\s+(.+)$", md, flags=re.M)
@@ -123,16 +135,15 @@ def render_offline(chapters: list[Path], index_markdown: str, out_dir: Path, wor
         body = re.sub(r"^#\s+.+$", "", md, count=1, flags=re.M) if heading else md
         chapter_md.append((nb.stem, chapter_title, body))
         figures[nb.stem] = labels
-        titles.append(chapter_title)
     toc = "\n".join(f"{i + 1}. [{t}]({stem}.html)" for i, (stem, t, _) in enumerate(chapter_md))
     # The PDF opens with the findings (the entry page's first section) and only then the
     # contents: the outline is placed by hand before the chapter list instead of pandoc's --toc.
-    combined = index_markdown.replace("{{chapters}}", "\n".join(f"{i + 1}. {t}" for i, t in enumerate(titles)))
+    combined = index_markdown.replace("{{chapters}}", toc)  # its links become links within the PDF
     combined = combined.replace("## Chapters", "```{=typst}\n#pagebreak()\n#outline(depth: 2)\n```\n\n## Chapters", 1)
     pages = chapter_md + ([("appendix", "Appendix", appendix_markdown)] if appendix_markdown is not None else [])
     for stem, chapter_title, body in pages:
-        combined += f"\n\n# {chapter_title}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
-    combined = links_within_pdf(combined, figures)
+        combined += f"\n\n# {chapter_title} {{#{page_anchor(stem)}}}\n\n" + re.sub(r"^(#+)", r"#\1", body, flags=re.M)
+    combined = links_within_pdf(combined, figures, [stem for stem, _, _ in pages])
     with atomic_dir(out_dir) as tmp_out:
         # no contents box on the entry page: its first screen is the scorecard
         html_page(index_markdown.replace("{{chapters}}", toc), tmp_out / "index.html", work_dir, title, toc=False)

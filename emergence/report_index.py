@@ -145,13 +145,18 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "(none)"
 
 
-def _md_table(df: pd.DataFrame) -> str:
-    return pipe_table(df.astype(str)) if not df.empty else "_(none)_"
+def _md_table(df: pd.DataFrame, max_scale: float = 1.0) -> str:
+    return pipe_table(df.astype(str), max_scale=max_scale) if not df.empty else "_(none)_"
 
 
 def _shaky_share(row: dict) -> str:
     """" (74%)" after a verdict that some resample of the seeds did not give again."""
     return f" ({fmt_share(row['stability'])})" if shaky(row) else ""
+
+
+# The glance table in 8 pt in the PDF: at the text size its rows wrap to three or four lines and
+# the last ones fall onto page 2, and the verdicts belong on page 1 with the title and the tally
+GLANCE_SCALE = 0.8
 
 
 def glance_table(rows: list[dict], columns: int = 3) -> pd.DataFrame:
@@ -178,7 +183,7 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
     marked = (f" In brackets after {n_shaky} of them: the share of resamples of the seeds that give that verdict "
               "again (*stable*, below)." if n_shaky else "")
     return "\n\n".join([
-        f"{len(rows)} claims and sub-claims: {tally}.{marked}", _md_table(glance_table(rows)),
+        f"{len(rows)} claims and sub-claims: {tally}.{marked}", _md_table(glance_table(rows), GLANCE_SCALE),
         *([preface] if preface else []),
         f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "

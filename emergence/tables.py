@@ -93,8 +93,9 @@ def column_widths(columns: list[list[str]], width: int = TEXT_WIDTH) -> list[int
     return [f + math.floor(spare * e / total) if total else f for f, e in zip(floor, extra)]
 
 
-def pipe_table(df: pd.DataFrame, index: bool = False, floatfmt: str = ".3g") -> str:
-    """df as a pipe table sized by `column_widths` (empty frames as "_(none)_")."""
+def pipe_table(df: pd.DataFrame, index: bool = False, floatfmt: str = ".3g", max_scale: float = 1.0) -> str:
+    """df as a pipe table sized by `column_widths` (empty frames as "_(none)_"); the PDF sets it
+    in at most `max_scale` of the text size (smaller where it does not fit otherwise)."""
     if df.empty:
         return "_(none)_"
     frame = df.reset_index() if index else df
@@ -108,7 +109,7 @@ def pipe_table(df: pd.DataFrame, index: bool = False, floatfmt: str = ".3g") -> 
         if sum(widths) <= TEXT_WIDTH:
             break
     # still too wide: the PDF sets this table in smaller type, down to MIN_SCALE of the text size
-    scale = max(MIN_SCALE, min(1.0, TEXT_WIDTH / sum(widths)))
+    scale = max(MIN_SCALE, min(max_scale, TEXT_WIDTH / sum(widths)))
     if scale < 1.0:
         widths = column_widths(columns, int(TEXT_WIDTH / scale))
     header, rows = text[0], text[1:]

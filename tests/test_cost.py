@@ -211,6 +211,20 @@ def test_the_plan_covers_the_stages_dvc_would_run(tmp_path):
     assert cost.stages_to_run(tmp_path) is None
 
 
+def test_another_profile_is_planned_whole_whatever_dvc_says_of_the_active_one(tmp_path, monkeypatch, capsys):
+    """`--profile paper` on a clone whose default run is up to date: switching would change every
+    training stage's params, so DVC's 'nothing to do' about the default profile must not stop it."""
+    from emergence import cost
+
+    monkeypatch.setattr(cost, "stages_to_run", lambda root: set())  # the active profile: up to date
+    monkeypatch.setattr(cost, "merged_params", lambda: {"profile": "default"})
+    assert cost.main(["--profile", "default", "--no-calibrate"], scratch=tmp_path, root=tmp_path) == 0
+    assert "nothing to train" in capsys.readouterr().out
+    assert cost.main(["--profile", "smoke", "--no-calibrate"], scratch=tmp_path, root=tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "nothing to train" not in out and "linear_map_train" in out and "lm_train" in out
+
+
 @pytest.mark.parametrize("argv", [["--calibrate-seconds", "0"], ["--calibrate-seconds", "nan"], ["--profile", "huge"],
                                   ["--no-calibrate", "--calibrate-seconds", "2"]])
 def test_bad_arguments_stop_before_anything_runs(argv, capsys):

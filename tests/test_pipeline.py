@@ -40,6 +40,19 @@ def test_no_page_of_the_pdf_has_overlapping_text(smoke_built):
     assert overlapping_text(smoke_built / "report" / "_output" / "report.pdf") == {}
 
 
+def test_every_verdict_is_on_page_1_of_the_pdf(smoke_built):
+    from emergence.pdf_layout import page_text
+
+    pdf = smoke_built / "report" / "_output" / "report.pdf"
+    first = page_text(pdf, 1)
+    claims = json.loads((smoke_built / "data" / "claims" / "scorecard.json").read_text())["claims"]
+    assert "What was reproduced" in first
+    # the glance table ends on page 1: the paragraph after it starts there
+    assert "This report regenerates" in first, first[-400:]
+    assert "This report regenerates" not in page_text(pdf, 2)
+    assert len(claims) >= 30
+
+
 def test_mixer_chapter_shows_the_models_table(smoke_built):
     html = (smoke_built / "report" / "_output" / "07_mixers.html").read_text()
     table = html[html.find("Models and parameter counts"):html.find("Learning curves")]

@@ -76,11 +76,17 @@ def test_the_pdf_links_a_chapter_figure_inside_itself(tmp_path):
     figure in the PDF itself (which holds every chapter); a link to no known figure stays."""
     path = notebook(tmp_path, [('#| label: fig-demo\n#| fig-cap: "Demo."\nplot()',
                                 [nbformat.v4.new_output("display_data", data={"image/png": PNG})])])
-    index = "See [the demo](chapter.html#fig-demo) and [elsewhere](chapter.html#fig-none).\n\n{{chapters}}\n"
-    render.render_offline([path], index, tmp_path / "out", tmp_path / "work", "T")
+    index = ("See [the demo](chapter.html#fig-demo) and [elsewhere](chapter.html#fig-none); times in the "
+             "[appendix](appendix.html), more on [a page it lacks](other.html).\n\n{{chapters}}\n")
+    render.render_offline([path], index, tmp_path / "out", tmp_path / "work", "T", appendix_markdown="Times.")
     typ = (tmp_path / "work" / "report.typ").read_text()
     assert "link(<fig-demo>)" in typ and 'link("chapter.html#fig-none")' in typ
-    assert 'href="chapter.html#fig-demo"' in (tmp_path / "out" / "index.html").read_text()
+    # whole pages the PDF holds (the chapter list's, the appendix) link to their headings there
+    assert typ.count("link(<page-appendix>)") == 1 and "link(<page-chapter>)" in typ
+    assert "<page-appendix>" in typ.replace("link(<page-appendix>)", "")
+    assert 'link("other.html")' in typ
+    index_html = (tmp_path / "out" / "index.html").read_text()
+    assert 'href="chapter.html#fig-demo"' in index_html and 'href="appendix.html"' in index_html
 
 
 def test_params_diff_lists_only_changes_written_as_params_yaml_writes_them():
@@ -176,6 +182,20 @@ def test_a_tight_table_breaks_identifiers_but_never_numbers():
     text = pipe_table(df)
     assert f"run_{ZWSP}label" in text
     assert "0.00246" in text and "1.23e-07" in text and "0.29\u20130.73" in text
+
+
+def test_a_table_can_ask_for_smaller_type_in_the_pdf_only():
+    import pandas as pd
+
+    from emergence.tables import pipe_table
+
+    df = pd.DataFrame({"claim": ["1 (linear map, abrupt)"], "verdict": ["reproduced"]})
+    assert "set text(size" not in pipe_table(df)
+    small = pipe_table(df, max_scale=0.8)
+    assert "#set text(size: 8.0pt)" in small and "{=typst}" in small  # raw typst: the HTML ignores it
+    assert "| 1 (linear map, abrupt) | reproduced |" in small
+    wide = pd.DataFrame({f"c{i}": ["1234567890.12345"] for i in range(10)})  # numbers are never broken
+    assert "#set text(size: 7.0pt)" in pipe_table(wide, max_scale=0.8)  # a table that needs less still gets less
 
 
 def test_verdicts_carry_one_colour_into_html_and_pdf(tmp_path):
