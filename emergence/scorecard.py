@@ -14,7 +14,7 @@ import math
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Iterable
+from typing import Collection, Iterable
 
 import numpy as np
 import xarray as xr
@@ -576,12 +576,38 @@ SECTIONS = (
 )
 
 
-def rule_verdicts(results: dict, ctx: Context) -> list[tuple[str, str, Verdict]]:
-    """(section, claim id, verdict) of every rule, in report order."""
+def rule_verdicts(results: dict, ctx: Context, sections: Collection[str] | None = None) -> list[tuple[str, str, Verdict]]:
+    """(section, claim id, verdict) of every rule (of `sections` only, where given), in report order."""
     rows: list[tuple[str, str, Verdict]] = []
     for section, rules, inputs in SECTIONS:
-        rows.extend((section, key, v) for key, v in rules(*(results[i] for i in inputs), ctx))
+        if sections is None or section in sections:
+            rows.extend((section, key, v) for key, v in rules(*(results[i] for i in inputs), ctx))
     return rows
+
+
+class ReadKeys(dict):
+    """Thresholds that note which of them a section's rules read (`read`)."""
+
+    def __init__(self, claims: dict):
+        super().__init__(claims)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def thresholds_read(results: dict, claims: dict, paper: dict, paper_profile: dict | None
+                    ) -> tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]]:
+    """`rule_verdicts` at `claims`, and the keys of `claims` each section's rules read. The rules
+    are pure and deterministic, so a section that never read a threshold gives the same verdicts
+    whatever its value: moving it need not decide that section again."""
+    rows, reads = [], {}
+    for section, _, _ in SECTIONS:
+        seen = ReadKeys(claims)
+        rows += rule_verdicts(results, Context(seen, paper, paper_profile), (section,))
+        reads[section] = seen.read
+    return rows, reads
 
 
 def _row_keys(rows: list[tuple[str, str, Verdict]]) -> list[str]:
@@ -631,29 +657,42 @@ THRESHOLDS = ("alpha", "quartile_ratio", "abrupt_ratio", "coincidence_evals", "g
 BELOW_ONE = ("alpha", "most_of_gap")  # a level and a fraction: moved only while they stay below 1
 
 
-def _verdicts_under(results: dict, claims: dict, paper: dict, paper_profile: dict | None) -> dict[str, str]:
-    return keyed_verdicts(results, Context(claims, paper, paper_profile))
+def _sections_under(results: dict, variant: tuple[dict, tuple[str, ...]], paper: dict,
+                    paper_profile: dict | None) -> list[tuple[str, str, Verdict]]:
+    claims, sections = variant
+    return rule_verdicts(results, Context(claims, paper, paper_profile), sections)
 
 
 def threshold_sensitivity(rows: list[dict], results: dict, claims: dict, paper: dict,
                           paper_profile: dict | None = None, workers: int = 1, progress: bool = False) -> list[dict]:
     """For each of THRESHOLDS, the scorecard's rows (`rows`, decided at `claims`) whose verdict
     changes when that threshold alone is divided, or multiplied, by `claims["sensitivity_factor"]`
-    (1: not computed), each rule otherwise as the scorecard runs it. A record per threshold:
-    its value, and per side the value tried and the changes (row key, claim, from, to)."""
+    (1: not computed), each rule otherwise as the scorecard runs it; only the sections whose rules
+    read that threshold are decided again (`thresholds_read`). A record per threshold: its value,
+    and per side the value tried and the changes (row key, claim, from, to)."""
     factor = claims["sensitivity_factor"]
     if factor == 1.0:
         return []
     tried = [(key, side, claims[key] * m) for key in THRESHOLDS for side, m in (("lower", 1 / factor), ("higher", factor))
              if not (key in BELOW_ONE and claims[key] * m >= 1.0)]
-    decided = decide_each(partial(_verdicts_under, paper=paper, paper_profile=paper_profile), results,
-                          [dict(claims, **{key: value}) for key, _, value in tried], workers,
-                          "verdicts at moved thresholds" if progress else None)
+    at_base, reads = thresholds_read(results, claims, paper, paper_profile)
+    variants = [(dict(claims, **{key: value}), tuple(s for s, read in reads.items() if key in read))
+                for key, _, value in tried]
+    redone = iter(decide_each(partial(_sections_under, paper=paper, paper_profile=paper_profile), results,
+                              [v for v in variants if v[1]], workers, "verdicts at moved thresholds" if progress else None))
     base = rows_by_key(rows)
     out = {key: {"threshold": key, "value": claims[key], "lower": None, "higher": None} for key in THRESHOLDS}
-    for (key, side, value), verdicts in zip(tried, decided):
-        changed = [{"row": k, "claim": base[k]["claim"], "from": base[k]["verdict"], "to": v}
-                   for k, v in verdicts.items() if k in base and base[k]["verdict"] != v]
+    for (key, side, value), (_, sections) in zip(tried, variants):
+        changed = []
+        if sections:
+            new = {section: [] for section in sections}
+            for row in next(redone):
+                new[row[0]].append(row)
+            moved = [row for section, _, _ in SECTIONS
+                     for row in (new[section] if section in new else [r for r in at_base if r[0] == section])]
+            verdicts = {k: v.verdict for k, (_, _, v) in zip(_row_keys(moved), moved)}
+            changed = [{"row": k, "claim": base[k]["claim"], "from": base[k]["verdict"], "to": v}
+                       for k, v in verdicts.items() if k in base and base[k]["verdict"] != v]
         out[key][side] = {"value": value, "changed": changed}
     return list(out.values())
 

@@ -421,14 +421,18 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
     lag = np.abs(d - e)
     obs = float(np.median(lag[valid])) if valid.any() else float("nan")
     rng = np.random.default_rng(seed)
-    rows = [np.flatnonzero(v) for v in valid]
+    rows = [np.flatnonzero(v) for v in valid if v.any()]
     permutable = any(len(i) >= 2 for i in rows)
-    def repaired() -> float:
-        lags = [np.abs(d[k, rng.permutation(i)] - e[k, i]) for k, i in enumerate(rows) if len(i)]
-        return float(np.median(np.concatenate(lags))) if lags else np.nan
+    pairs = [(d[k][i], e[k][i]) for k, i in zip(np.flatnonzero(valid.any(1)), rows)]
+
+    def repaired(k: int) -> np.ndarray:  # k nulls: each seed's drops dealt to its own units at random
+        if not pairs:
+            return np.full(k, np.nan)
+        return np.median(np.concatenate([np.abs(shuffled_rows(dk[None], k, rng)[:, 0] - ek) for dk, ek in pairs], 1), 1)
 
     null = settled_null(repaired, n_perm, obs, alpha)
     p = float((1 + (null <= obs).sum()) / (1 + len(null))) if permutable else float("nan")
+    rng = np.random.default_rng([seed, 1])  # the interval's own draws, whatever the null took
     boot = []
     for _ in range(n_boot):
         pick = rng.integers(0, len(e), len(e))
@@ -729,15 +733,26 @@ def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int =
         n *= 10
 
 
-def settled_null(draw, n_perm: int, observed: float, alpha: float, cap: int = 200_000) -> np.ndarray:
-    """`n_perm` null statistics from `draw()` (one a call), then nine times as many more while
-    the one-sided p, (1 + #(null <= observed)) / (1 + draws), lies within three Monte Carlo
-    standard errors of alpha, up to `cap` (as `settled_permutation`, for the rules that draw
-    their own nulls)."""
-    null = np.array([draw() for _ in range(n_perm)])
+def settled_null(draw, n_perm: int, observed: float, alpha: float, cap: int = 200_000,
+                 chunk: int = 20_000) -> np.ndarray:
+    """`n_perm` null statistics from `draw(k)` (k of them a call, at most `chunk`), then nine
+    times as many more while the one-sided p, (1 + #(null <= observed)) / (1 + draws), lies
+    within three Monte Carlo standard errors of alpha, up to `cap` (as `settled_permutation`,
+    for the rules that draw their own nulls)."""
+    def more(n: int) -> np.ndarray:
+        return np.concatenate([np.asarray(draw(min(chunk, n - i)), float) for i in range(0, n, chunk)])
+
+    null = more(n_perm)
     while len(null) < cap and _near_alpha((1 + np.sum(null <= observed)) / (1 + len(null)), len(null), alpha):
-        null = np.concatenate([null, [draw() for _ in range(9 * len(null))]])
+        null = np.concatenate([null, more(9 * len(null))])
     return null
+
+
+def shuffled_rows(values: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """`k` draws of `values` (2-D) with each row's entries put in a uniformly random order of
+    their own, independently per draw and row: [k, rows, columns]."""
+    order = np.argsort(rng.random((k, *values.shape)), axis=-1)
+    return np.take_along_axis(np.broadcast_to(values, order.shape), order, axis=-1)
 
 
 def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: str, statement: str, alpha: float,
@@ -984,9 +999,10 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
         return Verdict(**common, verdict="inconclusive", reason="no unit changed in both its loss and its head's attention")
     rng = np.random.default_rng(seed)
     observed = float(np.nanmedian(np.abs(lead)))
-    def repaired() -> float:
-        shuffled = np.array([row[rng.permutation(len(row))] for row in np.where(ok, a, np.nan)])
-        return float(np.nanmedian(np.abs(l - shuffled)))
+    masked = np.where(ok, a, np.nan)
+
+    def repaired(k: int) -> np.ndarray:  # k nulls: each seed's change points dealt to its units at random
+        return np.nanmedian(np.abs(l - shuffled_rows(masked, k, rng)).reshape(k, -1), axis=1)
 
     null = settled_null(repaired, n_perm, observed, alpha)
     p_pair = float((1 + np.sum(null <= observed)) / (1 + len(null)))

@@ -1,6 +1,7 @@
 """The scorecard's adapters from result datasets to the rules' arms, on hand-built results."""
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -230,6 +231,38 @@ def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
     assert moved["abrupt_ratio"]["lower"]["changed"] == [] and moved["growth_ratio"]["higher"]["changed"] == []
     assert moved["most_of_gap"]["higher"] is None and moved["most_of_gap"]["lower"]["value"] == pytest.approx(0.72)
     assert sc.threshold_sensitivity(rows, results, dict(claims, sensitivity_factor=1.0), PAPER) == []
+
+
+def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_deciding_everything_gives(monkeypatch):
+    calls = []
+
+    def growth_rule(ds, ctx):  # reads growth_ratio (and alpha) only
+        calls.append(ctx.c["growth_ratio"])
+        ratio = float(ds["ratio"].values.mean()) * 10
+        return [("growth", replace(sc.vd.jumps_are_abrupt(np.array([[0.1]]), np.zeros((1, 1), bool), claim="growth",
+                                                          statement="", max_ratio=1, alpha=ctx.c["alpha"], n_boot=10),
+                                   verdict="reproduced" if ratio >= ctx.c["growth_ratio"] else "not reproduced"))]
+
+    monkeypatch.setattr(sc, "SECTIONS", (("toy", abrupt_rule, ("x",)), ("grow", growth_rule, ("x",))))
+    results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.19, 0.21, 12).reshape(4, 3))})}
+    claims = dict(context().c, abrupt_ratio=0.25, growth_ratio=1.8, sensitivity_factor=1.25)
+    base = sc.rule_verdicts(results, sc.Context(claims, PAPER))
+    rows = [{"id": key, "claim": v.claim, "verdict": v.verdict} for _, key, v in base]
+    calls.clear()
+    moved = sc.threshold_sensitivity(rows, results, claims, PAPER)
+    # the growth section: once to see what it reads, then for alpha's and growth_ratio's moves only
+    assert sorted(calls) == pytest.approx(sorted([1.8, 1.8, 1.8, 1.8 / 1.25, 1.8 * 1.25]))
+    for entry in moved:
+        for side, m in (("lower", 1 / 1.25), ("higher", 1.25)):
+            if entry[side] is None:
+                continue
+            everything = sc.keyed_verdicts(results, sc.Context(dict(claims, **{entry["threshold"]: entry["value"] * m}),
+                                                               PAPER))
+            expected = [{"row": k, "claim": k, "from": r["verdict"], "to": everything[k]}
+                        for k, r in zip(("toy", "growth"), rows) if everything[k] != r["verdict"]]
+            assert entry[side]["changed"] == expected, (entry["threshold"], side)
+    assert {e["threshold"] for e in moved if any(e[s] and e[s]["changed"] for s in ("lower", "higher"))} == {
+        "abrupt_ratio", "growth_ratio"}
 
 
 def test_a_claim_says_which_threshold_moves_its_verdict():

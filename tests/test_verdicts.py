@@ -460,11 +460,32 @@ def test_a_permutation_p_near_alpha_is_drawn_again_until_settled():
 
 def test_a_drawn_null_near_alpha_is_drawn_further():
     rng = np.random.default_rng(0)
-    draw = lambda: rng.random()                                    # noqa: E731  (p = the observed value)
+    asked = []
+
+    def draw(k):  # p = the observed value
+        asked.append(k)
+        return rng.random(k)
+
     assert len(settled_null(draw, 2000, observed=0.5, alpha=0.1)) == 2000
     near = settled_null(draw, 2000, observed=0.1, alpha=0.1)      # p ~ alpha: drawn to the cap
     assert len(near) == 200_000
     assert (1 + np.sum(near <= 0.1)) / (1 + len(near)) == pytest.approx(0.1, abs=0.003)
+    assert max(asked) == 20_000  # drawn in chunks: a null of 200,000 shuffles never sits in memory at once
+
+
+def test_rows_are_shuffled_uniformly_each_on_its_own():
+    from emergence.verdicts import shuffled_rows
+
+    values = np.array([[0.0, 1.0, 2.0], [10.0, 11.0, np.nan]])
+    out = shuffled_rows(values, 60_000, np.random.default_rng(0))
+    assert out.shape == (60_000, 2, 3)
+    assert (np.sort(out[:, 0], axis=1) == [0, 1, 2]).all()                       # a row keeps its own entries
+    assert np.isnan(out[:, 1]).sum(1).tolist() == [1] * 60_000                    # NaN moves with the row
+    first = out[:, 0, 0]
+    assert [np.mean(first == v) for v in (0, 1, 2)] == pytest.approx([1 / 3] * 3, abs=0.01)
+    orders = {tuple(r) for r in out[:2000, 0].astype(int)}
+    assert len(orders) == 6                                                       # every order occurs
+    assert np.corrcoef(out[:, 0, 0], np.nan_to_num(out[:, 1, 0]))[0, 1] == pytest.approx(0, abs=0.02)
 
 
 def test_width_on_the_linear_map_is_decided_by_the_test_not_the_draw():
