@@ -209,8 +209,9 @@ def sensitivity_markdown(sensitivity: list[dict], factor: float, n_rows: int) ->
                            f"÷ {factor:g}": moved(e["lower"]), f"× {factor:g}": moved(e["higher"])}
                           for e in sensitivity])
     return [f"Which verdicts hinge on a threshold: each threshold in params.yaml `claims` divided and multiplied "
-            f"by {factor:g}, one at a time, and every rule decided again (the verdicts above stay those at the values "
-            f"fixed before the run). {len(hinged)} of {n_rows} verdicts change under one of these moves.",
+            f"by {factor:g}, one at a time, and every rule that reads it decided again (the verdicts above stay "
+            f"those at the values fixed before the run). {len(hinged)} of {n_rows} verdicts change under one of "
+            "these moves.",
             _md_table(table)]
 
 
