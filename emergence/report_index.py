@@ -288,6 +288,10 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def time_summary(timings: pd.DataFrame, top: int = 5) -> str:
     """Total wall time of this run, its cold cost (every cached cell at its recorded build
     time) and the stages that cost most; the full table is in the appendix."""
@@ -297,7 +301,8 @@ def time_summary(timings: pd.DataFrame, top: int = 5) -> str:
     text = f"This run's stages took **{_minutes(total['seconds'])}**"
     if total["cold seconds"] != "n/a":
         text += (f"; from an empty cell cache they would take about **{_minutes(total['cold seconds'])}** "
-                 f"({int(total['cells reused'])} cells came from the cache, {int(total['cells built'])} were trained)")
+                 f"(of the stages' {_count(int(total['cells built'] + total['cells reused']), 'cell lookup')}, "
+                 f"{int(total['cells built'])} trained the cell, {int(total['cells reused'])} found it in the cache)")
         ranked = stages.assign(cost=stages["cold seconds"].astype(float)).sort_values("cost", ascending=False).head(top)
         text += ". Largest: " + ", ".join(f"{r.stage} {_minutes(r.cost)}" for r in ranked.itertuples()) + "."
     else:

@@ -137,6 +137,7 @@ def test_time_summary_names_the_total_the_cold_cost_and_the_largest_stages(tmp_p
                                                           "reused_build_seconds": reused}))
     text = time_summary(stage_timings(tmp_path), top=2)
     assert "2.1 min" in text and "12.0 min" in text and "Largest: a 10.0 min, b 2.0 min." in text
+    assert "of the stages' 1 cell lookup, 0 trained the cell, 1 found it in the cache" in text
 
 
 def test_overlap_check_finds_text_laid_over_text(tmp_path):
