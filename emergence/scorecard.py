@@ -596,6 +596,10 @@ class ReadKeys(dict):
         self.read.add(key)
         return super().__getitem__(key)
 
+    def get(self, key: str, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
 
 def thresholds_read(results: dict, claims: dict, paper: dict, paper_profile: dict | None
                     ) -> tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]]:

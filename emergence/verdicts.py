@@ -421,9 +421,8 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
     lag = np.abs(d - e)
     obs = float(np.median(lag[valid])) if valid.any() else float("nan")
     rng = np.random.default_rng(seed)
-    rows = [np.flatnonzero(v) for v in valid if v.any()]
-    permutable = any(len(i) >= 2 for i in rows)
-    pairs = [(d[k][i], e[k][i]) for k, i in zip(np.flatnonzero(valid.any(1)), rows)]
+    pairs = [(d[k][v], e[k][v]) for k, v in enumerate(valid) if v.any()]  # each seed's (drops, emergences)
+    permutable = any(len(dk) >= 2 for dk, _ in pairs)
 
     def repaired(k: int) -> np.ndarray:  # k nulls: each seed's drops dealt to its own units at random
         if not pairs:
