@@ -187,8 +187,10 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
         *([preface] if preface else []),
         f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "
-        "Benjamini-Hochberg adjustment across the scorecard's tests. The chapters give each rule's reason and "
-        "the smallest effect it could detect here.", stability_markdown(rows),
+        "Benjamini-Hochberg adjustment across the scorecard's tests. A run is one seed trained in one setting; "
+        "where a rule compares settings its n counts runs, and where it reads each run's units (output bits, "
+        "automata cells, capabilities) it says how many of them were censored at the budget. The chapters give "
+        "each rule's reason and the smallest effect it could detect here.", stability_markdown(rows),
         _md_table(table), *sensitivity_markdown(scorecard.get("sensitivity", []),
                                                 scorecard["thresholds"].get("sensitivity_factor", 1.0), len(rows))])
 

@@ -352,7 +352,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
         out.append(("lm-size", vd.earlier(
             [(cap, times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps], claim="1 (language models, size)",
             statistic=f"KM median first solved checkpoint, {sizes[0]} over {sizes[-1]} (median over capabilities)",
-            alpha=c["alpha"], shared_seeds=True, n_perm=c["n_perm"], n_boot=c["n_boot"], **ctx.common("lm-size"))))
+            alpha=c["alpha"], shared_seeds=True, stratum="capability", n_perm=c["n_perm"], n_boot=c["n_boot"],
+            **ctx.common("lm-size"))))
 
     sharpen, recovery, ceiling = [], [], []
     for size, ds in patching.items():
@@ -399,7 +400,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
         def versus(task: str, reference: str, what: str) -> Verdict:
             twin = twins[task]
             return vd.earlier([(f"{twin}, {cap}", times(twin, cap), times(reference, cap)) for cap in in_context],
-                              claim=f"9 ({task})", statement="", alpha=level, shared_seeds=True, n_perm=c["n_perm"],
+                              claim=f"9 ({task})", statement="", alpha=level, shared_seeds=True,
+                              stratum="capability", n_perm=c["n_perm"],
                               n_boot=c["n_boot"],
                               statistic=f"KM median first solved checkpoint, {what} over {twin}")
         scratch = {t: twins[t].split("+")[0] for t in structured}
@@ -762,7 +764,8 @@ def changed_verdicts(before: list[dict], after: list[dict]) -> list[tuple[str, s
 def verdicts_json(rows: list[dict]) -> str:
     """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
-    fields = ("verdict", "estimate", "interval", "n", "censored", "p_value", "q_value", "stability")
+    fields = ("verdict", "estimate", "interval", "n", "n_of", "censored", "censored_of", "p_value", "q_value",
+              "stability")
     return json.dumps(json_safe({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
                                                                for i, r in enumerate(rows)}}), indent=1) + "\n"
 
@@ -833,4 +836,10 @@ def claim_evidence(row: dict) -> str:
     lo, hi = row["interval"]
     tests = "" if row["p_value"] is None else f"; p = {fmt_value(row['p_value'])} (BH q = {fmt_value(row['q_value'])})"
     return (f"{row['statistic']} = {fmt_value(row['estimate'])} [{fmt_value(lo)}, {fmt_value(hi)}]; "
-            f"{row['n']} seeds, {row['censored']} censored{tests}")
+            f"{sample_of(row)}{tests}")
+
+
+def sample_of(row: dict) -> str:
+    """`Verdict.sample` of a scorecard row (a revision's rows before these fields counted seeds)."""
+    return vd.sample_text(row["n"], row.get("n_of", "seeds"), row["censored"], row.get("censored_of"),
+                          row.get("observations", ""))

@@ -33,21 +33,38 @@ class Verdict:
     statistic: str                   # what is measured here
     estimate: float
     interval: tuple[float, float]    # at level 1 - alpha
-    n: int                           # seeds (the unit)
-    censored: int                    # seeds censored at the budget among them
+    n: int                           # what the statistic rests on, counted in `n_of`
+    censored: int                    # censored at the budget: among the n, or among `censored_of`
     detectable: str                  # the smallest effect this test could detect here
     verdict: str
     reason: str
     p_value: float = float("nan")    # the rule's test, one-sided where the claim has a direction (NaN: none)
+    n_of: str = "seeds"              # "seeds" (one setting), "runs" (a seed trained in one of several
+                                     # settings), or runs summed over a composite's parts
+    censored_of: int | None = None   # None: `censored` counts among the n; else among this many
+    observations: str = ""           # ... of these, e.g. "units" (a run's output bits, cells, capabilities)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict: one of {VERDICTS}, got {self.verdict!r}")
+        if not 0 <= self.censored <= (self.n if self.censored_of is None else self.censored_of):
+            raise ValueError(f"{self.claim}: {self.censored} censored of "
+                             f"{self.n if self.censored_of is None else self.censored_of}")
+
+    def sample(self) -> str:
+        """How much data the verdict rests on, e.g. "8 seeds; 23 of 105 units censored"."""
+        return sample_text(self.n, self.n_of, self.censored, self.censored_of, self.observations)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["interval"] = list(self.interval)
         return d
+
+
+def sample_text(n: int, n_of: str, censored: int, censored_of: int | None, observations: str) -> str:
+    if censored_of is None:
+        return f"{n} {n_of}, {censored} censored"
+    return f"{n} {n_of}; {censored} of {censored_of} {observations} censored"
 
 
 @dataclass(frozen=True)
@@ -169,7 +186,7 @@ def _fmt_ratio(x: float) -> str:
 
 def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: str, statistic: str, alpha: float,
             min_ratio: float = 1.0, paper: str = "", budget: float | None = None, paper_budget: float | None = None,
-            shared_seeds: bool = False, n_perm: int = 2000, n_boot: int = 2000,
+            shared_seeds: bool = False, stratum: str = "setting", n_perm: int = 2000, n_boot: int = 2000,
             paper_n: int | None = None) -> Verdict:
     """Claims of the form "a has its event (leaves the plateau, emerges, solves) before b".
 
@@ -177,7 +194,9 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     the stratified log-rank that a's hazard is higher (one-sided); where every stratum is
     measured on the same seeds (`shared_seeds`, e.g. the capabilities of one trained model) its
     p comes from reassigning whole seeds between the arms instead. The effect is the median
-    over strata of KM median(b) / KM median(a), with a bootstrap interval.
+    over strata of KM median(b) / KM median(a), with a bootstrap interval. Its n counts runs (each
+    arm's seeds, an arm shared by strata once); with shared seeds, its censoring counts (run,
+    `stratum`) pairs.
     reproduced: p < alpha and the ratio >= min_ratio; partly: p < alpha but the ratio below it
     (the direction holds, the size does not); not reproduced: otherwise, b significantly
     earlier (p > 1 - alpha) or the ratio's whole interval below min_ratio; needs the paper profile: no event in a comparable risk set and a budget shorter
@@ -196,10 +215,12 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         test: LogRank
         test, _ = settled_permutation(lambda draws: seed_permutation_logrank(*arrays, n_perm=draws),
                                       math.comb(n, n_a), n_perm, alpha, p_of=lambda r: r.p_a_earlier)
+        counts = dict(n=n, censored=sum(int(a.censored.sum() + b.censored.sum()) for a, b in pairs),
+                      censored_of=len(pairs) * n, observations=f"(run, {stratum}) pairs")
     else:
         test = stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
-        n = sum(len(a.times) + len(b.times) for a, b in pairs)
-    censored = sum(int(a.censored.sum() + b.censored.sum()) for a, b in pairs)
+        arms = list({id(x): x for pair in pairs for x in pair}.values())
+        counts = dict(n=sum(len(x.times) for x in arms), censored=sum(int(x.censored.sum()) for x in arms))
     ratio = _median_ratio(pairs)
     lo, hi = strata_ratio_interval(pairs, 1 - alpha, n_boot, shared_seeds=shared_seeds)
     # "the ratio is below what was asked" must hold for the upper middle stratum too, so that
@@ -209,7 +230,7 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     hr = detectable_hazard_ratio(test.events, alpha)
     medians = "; ".join(f"{label}: {_fmt(a.median)} vs {_fmt(b.median)}" for label, a, b in strata)
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, estimate=ratio,
-                  interval=(lo, hi), n=n, censored=censored, p_value=test.p_a_earlier,
+                  interval=(lo, hi), n_of="runs", **counts, p_value=test.p_a_earlier,
                   detectable=(f"hazard ratio {hr:.3g} at {POWER:.0%} power ({test.events} events)"
                               if math.isfinite(hr) else "nothing: no event in either arm"))
     short = budget is not None and paper_budget is not None and budget < paper_budget
@@ -232,13 +253,14 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         return Verdict(**common, verdict="partly", reason=detail + ": earlier, by less than the factor asked")
     if p > 1 - alpha or hi_upper < min_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    need = seeds_to_decide(ratio, test.events / n, alpha)
+    observed = sum(len(a.times) + len(b.times) for a, b in pairs)  # each stratum's risk set
+    need = seeds_to_decide(ratio, test.events / observed, alpha)
     per_arm = min(min(len(a.times), len(b.times)) for a, b in pairs)
     return Verdict(**common, verdict=undecided(need, per_arm, paper_n),
                    reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g}"
                           + (f"; at the observed ratio ~{need:,.0f} seeds per arm would, at {POWER:.0%} power; "
                              f"this run has {per_arm}{_and_paper_profile(paper_n)}" if math.isfinite(need) else "") + ")"
-                          + (" or a longer budget" if short and censored else ""))
+                          + (" or a longer budget" if short and counts["censored"] else ""))
 
 
 def seeds_to_decide(ratio: float, event_fraction: float, alpha: float, power: float = POWER) -> float:
@@ -380,8 +402,8 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
     events = int((valid & ~c).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="KM median over units of jump width / emergence step", estimate=est, interval=(lo, hi),
-                  n=len(r), censored=int((valid & c).sum()),
-                  detectable=f"a median ratio below {max_ratio:g} once the interval excludes it "
+                  n=len(r), n_of="runs", censored=int((valid & c).sum()), censored_of=int(valid.sum()),
+                  observations="units", detectable=f"a median ratio below {max_ratio:g} once the interval excludes it "
                              f"({events} completed jumps)")
     if events == 0:
         return Verdict(**common, verdict="inconclusive",
@@ -440,7 +462,8 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
     lo, hi = _percentiles(np.array(boot), 1 - alpha)
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median |entropy-drop step - emergence step| over (seed, unit)", estimate=obs,
-                  interval=(lo, hi), n=len(e), censored=int((~np.isfinite(e)).sum()), p_value=p,
+                  interval=(lo, hi), n=len(e), censored=int((~np.isfinite(e)).sum()), censored_of=e.size,
+                  observations="units", p_value=p,
                   detectable=f"pairing closer than chance at alpha {alpha:g} with {int(valid.sum())} pairs")
     if not permutable:
         return Verdict(**common, verdict="inconclusive",
@@ -474,7 +497,7 @@ def hardest_at_medium_sparsity(strata: Sequence[tuple[str, Arm | None, Arm, Arm 
             tests[end] = stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
     if not tests:
         raise ValueError("hardest_at_medium_sparsity: needs a low or a high arm in some stratum")
-    arms = [a for st in strata for a in st[1:] if a is not None]
+    arms = list({id(a): a for st in strata for a in st[1:] if a is not None}.values())
     p = max(t.p_a_earlier if t.decidable else 1.0 for t in tests.values()) if len(tests) == 2 else float("nan")
     pairs_low = [(st[1], st[2]) for st in strata if st[1] is not None]
     ratio = _median_ratio(pairs_low) if pairs_low else float("nan")
@@ -482,7 +505,8 @@ def hardest_at_medium_sparsity(strata: Sequence[tuple[str, Arm | None, Arm, Arm 
     events = sum(t.events for t in tests.values())
     common = dict(claim="4 (linear map, sparsity)", statement="hardest at medium sparsity s/S (a hump)", paper=paper,
                   statistic="KM median time to solve, medium s over low s (median over S)", estimate=ratio,
-                  interval=(lo, hi), n=sum(len(a.times) for a in arms), censored=sum(int(a.censored.sum()) for a in arms),
+                  interval=(lo, hi), n=sum(len(a.times) for a in arms), n_of="runs",
+                  censored=sum(int(a.censored.sum()) for a in arms),
                   p_value=p, detectable=f"hazard ratio {detectable_hazard_ratio(events, alpha):.3g} per end "
                                         f"({events} events)")
     detail = "; ".join(f"{end} s earlier than medium: p = {t.p_a_earlier:.3g}" if t.decidable else
@@ -627,7 +651,7 @@ def most_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str 
     tally = ", ".join(f"{k} {v}" for v, k in count.items() if k)
     common = dict(claim=claim, statement=statement, paper=paper, statistic="parts reproduced",
                   estimate=count["reproduced"] / n, interval=(count["reproduced"] / n, count["reproduced"] / n),
-                  n=sum(p.n for p in parts), censored=sum(p.censored for p in parts), detectable=f"{n} parts")
+                  **summed_over_parts(parts), detectable=f"{n} parts")
     if 2 * count["reproduced"] > n:
         verdict = "reproduced"
     elif 2 * count["not reproduced"] > n:
@@ -663,7 +687,17 @@ def any_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str =
         verdict = "inconclusive"
     tally = ", ".join(f"{k} {v}" for v, k in count.items() if k)
     return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict,
-                   n=max(p.n for p in parts), reason=f"{n} parts, each at alpha / {n}: {tally}")
+                   reason=f"{n} parts, each at alpha / {n}: {tally}")
+
+
+def summed_over_parts(parts: Sequence[Verdict]) -> dict:
+    """A composite's counts: each part's, summed (a run that two parts share counts in each)."""
+    n, own = sum(p.n for p in parts), all(p.censored_of is None for p in parts)
+    out = dict(n=n, n_of=f"runs over {len(parts)} parts", censored=sum(p.censored for p in parts))
+    if not own:
+        out.update(censored_of=sum(p.n if p.censored_of is None else p.censored_of for p in parts),
+                   observations="observations")
+    return out
 
 
 def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, flat_from: int, max_ratio: float,
@@ -687,7 +721,7 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
     censored = sum(int(biased[S].censored.sum()) for S in sizes) + int(control[sizes[-1]].censored.sum())
     common = dict(claim="5 (automata)", statement="with the attention bias the plateau stays short at every S",
                   paper=paper, statistic=f"biased KM median plateau end, S = {sizes[-1]} over S = {sizes[0]}",
-                  estimate=ratio, interval=(lo, hi), n=n, censored=censored, p_value=shorter.p_a_earlier,
+                  estimate=ratio, interval=(lo, hi), n=n, n_of="runs", censored=censored, p_value=shorter.p_a_earlier,
                   detectable=f"hazard ratio {detectable_hazard_ratio(shorter.events, alpha):.3g} against the "
                              f"control at S = {sizes[-1]} ({shorter.events} events)")
     if first.events == 0 or last.events == 0:
@@ -769,7 +803,7 @@ def lower_final_loss(better: Sequence[float], worse: Sequence[float], *, claim: 
     a, b = np.asarray(better, dtype=float), np.asarray(worse, dtype=float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, n=int(a.size + b.size),
-                  censored=0)
+                  n_of="runs", censored=0)
     if not (a.size and b.size):
         return Verdict(**common, estimate=float("nan"), interval=(float("nan"), float("nan")), detectable="n/a",
                        verdict="inconclusive", reason="an arm has no finite final loss")
@@ -851,8 +885,7 @@ def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str,
         verdict, lead = "needs the paper profile", next(v for _, v in parts if v.verdict == "needs the paper profile")
     else:
         verdict, lead = "inconclusive", loss
-    return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict, reason=reason,
-                   n=max(time.n, loss.n), censored=time.censored)
+    return replace(lead, claim=claim, statement=statement, paper=paper, verdict=verdict, reason=reason)
 
 
 # --- is it a mirage? (Schaeffer et al. 2023 against the paper's jumps) ---------------------------
@@ -893,8 +926,8 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     units = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over units of rise width under {metric} / under accuracy", estimate=est,
-                  interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()),
-                  detectable=f"a median width ratio away from {max_factor:g} once the interval excludes it "
+                  interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()), censored_of=units,
+                  observations="rises", detectable=f"a median width ratio away from {max_factor:g} once the interval excludes it "
                              f"({units} rises)")
     if units == 0:
         return Verdict(**common, verdict="inconclusive",
@@ -948,7 +981,8 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median over units of the across-seed IQR of the rise midpoint (ln steps) / median "
                             "within-run rise width", estimate=est, interval=(lo, hi), n=len(m),
-                  censored=int(c.sum()), detectable=f"a ratio away from {min_ratio:g} once the interval excludes it")
+                  censored=int(c.sum()), censored_of=c.size, observations="units",
+                  detectable=f"a ratio away from {min_ratio:g} once the interval excludes it")
     if math.isnan(est):
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose in a quarter of the seeds: a longer budget or more seeds decide")
@@ -990,7 +1024,7 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
         if len(nonzero) else float("nan")
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median lead of the head's attention change point over its unit's loss change point (steps)",
-                  estimate=est, interval=(lo, hi), n=len(per_seed), censored=int(len(a) - len(per_seed)),
+                  estimate=est, interval=(lo, hi), n=len(a), censored=int(len(a) - len(per_seed)),
                   detectable=f"attention first in at least {int(stats.binom.isf(alpha, len(per_seed), 0.5)) + 1} of "
                              f"{len(per_seed)} seeds, by more than one evaluation interval ({resolution:g} steps)",
                   p_value=p_first)
@@ -1041,8 +1075,8 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     runs = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over runs of the emergence shift with {subsample} test examples (evaluation intervals)",
-                  estimate=est, interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()),
-                  detectable=f"a median shift away from {max_intervals:g} intervals once the interval excludes it "
+                  estimate=est, interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()), censored_of=runs,
+                  observations="units", detectable=f"a median shift away from {max_intervals:g} intervals once the interval excludes it "
                              f"({runs} runs)")
     if runs == 0:
         return Verdict(**common, verdict="inconclusive", reason="no run emerged within the budget: a longer budget decides")

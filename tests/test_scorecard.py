@@ -94,12 +94,13 @@ def test_scorecard_json_is_plain_and_stable():
 
 def test_the_metric_keys_every_row_once():
     rows = [{"id": "bias", "claim": f"5 (c = {c})", "verdict": "reproduced", "estimate": 1.0, "interval": [0, 2],
-             "n": 4, "censored": 0, "p_value": 0.01, "q_value": 0.02, "stability": 0.9} for c in (1, 3)]
+             "n": 4, "n_of": "runs", "censored": 0, "censored_of": None, "p_value": 0.01, "q_value": 0.02,
+             "stability": 0.9} for c in (1, 3)]
     rows.append(dict(rows[0], id="hump", claim="4"))
     claims = json.loads(sc.verdicts_json(rows))["claims"]
     assert list(claims) == ["bias 5 (c = 1)", "bias 5 (c = 3)", "hump"]
-    assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "censored", "p_value", "q_value",
-                                   "stability"}
+    assert set(claims["hump"]) == {"verdict", "estimate", "interval", "n", "n_of", "censored", "censored_of",
+                                   "p_value", "q_value", "stability"}
 
 
 def test_stability_is_told_with_the_verdicts_the_resamples_gave_instead():

@@ -542,3 +542,35 @@ def test_ratio_interval_counts_resamples_without_a_ratio_at_both_ends():
     # where every resample has a ratio the interval is the plain percentile one
     lo, hi = median_ratio_interval(draws(100, n=16), draws(400, n=16, seed=1), 0.9)
     assert 1 < lo < 4 < hi < math.inf
+
+
+def test_censored_counts_say_what_they_count():
+    rng = np.random.default_rng(1)
+    # 8 runs x 4 units, 3 units a run censored: units, not seeds, are what is censored
+    slow = abrupt(np.column_stack([rng.uniform(0.02, 0.1, 8), rng.uniform(0.6, 1, (8, 3))]),
+                  np.column_stack([np.zeros(8, bool), np.ones((8, 3), bool)]))
+    assert slow.sample() == "8 runs; 24 of 32 units censored"
+    # a control arm shared by two strata counts once among the runs
+    control = seeds_at(None, n=4, budget=1000)
+    v = compare([("S = 8", draws(100, n=4), control), ("S = 16", draws(200, n=4, seed=2), control)])
+    assert (v.n, v.censored) == (12, 4) and v.sample() == "12 runs, 4 censored"
+    # shared seeds: the censoring counts (run, capability) pairs
+    fast = [draws(100, n=5, seed=k) for k in range(3)]
+    slow_arms = [seeds_at(None, n=5, budget=3000)] * 3
+    v = compare([(f"cap{k}", fast[k], slow_arms[k]) for k in range(3)], shared_seeds=True, stratum="capability")
+    assert v.sample() == "10 runs; 15 of 30 (run, capability) pairs censored"
+    with pytest.raises(ValueError, match="9 censored of 8"):
+        Verdict(claim="x", statement="", paper="", statistic="", estimate=0.0, interval=(0.0, 1.0), n=8,
+                censored=9, detectable="", verdict="inconclusive", reason="")
+
+
+def test_composites_count_their_parts_runs():
+    rng = np.random.default_rng(2)
+    units = abrupt(rng.uniform(0.02, 0.1, (4, 4)), np.eye(4, dtype=bool))  # 4 of 16 units censored
+    runs = compare([("one", draws(100, n=4), seeds_at(None, n=4, budget=1000))])  # 8 runs, 4 censored
+    both = most_of([units, runs], claim="y", statement="")
+    assert both.sample() == "12 runs over 2 parts; 8 of 24 observations censored"
+    assert most_of([runs, runs], claim="y", statement="").sample() == "16 runs over 2 parts, 8 censored"
+    # any_of shows its lead part's statistic, and so that part's counts
+    lead = any_of([units, runs], claim="y", statement="")
+    assert lead.sample() == (units if lead.estimate == units.estimate else runs).sample()
