@@ -345,8 +345,9 @@ def index_markdown(root: Path, base_rev: str) -> str:
         "## Time", time_summary(stage_timings(root)),
         f"## Changes against `{base_rev}`", *_changes(root, base_rev, flatten(params), scorecard),
         "## Chapters", "{{chapters}}",
-        "The whole report as one PDF: [report.pdf](report.pdf). Provenance, parameters, packages and hardware: "
-        "[appendix](appendix.html).",
+        # the PDF itself needs no link to itself
+        '`The whole report as one PDF: <a href="report.pdf">report.pdf</a>. `{=html}Provenance, parameters, '
+        "packages and hardware: [appendix](appendix.html).",
     ]
     return "\n\n".join(parts) + "\n"
 

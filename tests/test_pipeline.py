@@ -76,6 +76,10 @@ def test_appendix_shows_provenance_and_the_entry_page_links_it(smoke_built):
         assert needle in html
     index = (out / "index.html").read_text()
     assert 'href="appendix.html"' in index and 'href="report.pdf"' in index
+    from pdfminer.high_level import extract_text
+    pdf_text = " ".join(extract_text(str(out / "report.pdf")).split())
+    assert "Provenance, parameters, packages and hardware" in pdf_text
+    assert "The whole report as one PDF" not in pdf_text  # the PDF does not link to itself
     assert "paper profile" in index and "min" in index.split('id="time"')[1][:2000]
 
 
