@@ -23,6 +23,7 @@ import yaml
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
+from emergence.experiments.run_statistics import unit_jump_widths
 from emergence.io import read_netcdf
 from emergence.stability import NOT_TESTED, decide_each, resampled_verdicts, stability, with_untested
 from emergence.survival import benjamini_hochberg
@@ -134,14 +135,11 @@ def unit_jump_ratios(analysis: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """[seed, unit] jump width over emergence step, censored where the unit emerged but did not
     solve within the budget (width >= budget - plateau end, a lower bound); NaN where it never
     left the plateau or never emerged (no jump, or one whose timing is unknown)."""
-    budget = float(analysis.attrs["budget_step"])
-    pe, em = analysis["unit_plateau_end_step"].values, analysis["unit_emergence_step"].values
-    left = analysis["unit_plateau_end_censored"].values == 0
+    width, unfinished = unit_jump_widths(analysis)
+    em = analysis["unit_emergence_step"].values
     emerged = analysis["unit_emergence_censored"].values == 0
-    solved = analysis["unit_solved_censored"].values == 0
-    width = np.where(solved, analysis["unit_solved_step"].values - pe, budget - pe)
-    ratio = np.where(left & emerged & (em > 0), width / np.where(em > 0, em, 1.0), np.nan)
-    return ratio, left & emerged & ~solved
+    ratio = np.where(np.isfinite(width) & emerged & (em > 0), width / np.where(em > 0, em, 1.0), np.nan)
+    return ratio, unfinished & emerged
 
 
 def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:

@@ -85,6 +85,29 @@ def bootstrap_km_median(times, censored, n_boot: int = 2000, level: float = 0.9,
     return float(lo), float(hi)
 
 
+def km_median_of_rows(times, censored, rows=None) -> float:
+    """Kaplan-Meier median over every finite entry of the chosen rows (seeds; all if None) of
+    [seed, unit] arrays: each seed's units pooled, censored ones included. NaN where none."""
+    t, c = np.atleast_2d(np.asarray(times, float)), np.atleast_2d(np.asarray(censored, bool))
+    if rows is not None:
+        t, c = t[rows], c[rows]
+    valid = np.isfinite(t)
+    return km_median(t[valid], c[valid]) if valid.any() else float("nan")
+
+
+def bootstrap_rows_km_median(times, censored, n_boot: int = 2000, level: float = 0.9,
+                             seed: int = 0) -> tuple[float, float]:
+    """Percentile interval of `km_median_of_rows` with the seeds (rows, the unit) resampled; inf
+    where unreached; a resample without a finite entry is left out (NaN where all are)."""
+    n = len(np.atleast_2d(times))
+    rng = np.random.default_rng(seed)
+    draws = np.array([km_median_of_rows(times, censored, rng.integers(0, n, n)) for _ in range(n_boot)])
+    if np.isnan(draws).all():
+        return float("nan"), float("nan")
+    lo, hi = np.nanquantile(draws, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
 @dataclass(frozen=True)
 class LogRank:
     """A (stratified) log-rank comparison of groups a and b."""

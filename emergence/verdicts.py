@@ -18,8 +18,8 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from emergence.survival import (LogRank, km_median, km_quantile, logrank, seed_permutation_logrank,
-                                 stratified_logrank)
+from emergence.survival import (LogRank, bootstrap_rows_km_median, km_median, km_median_of_rows, km_quantile, logrank,
+                                 seed_permutation_logrank, stratified_logrank)
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "needs the paper profile")
 POWER = 0.8  # the power at which `detectable` is stated
@@ -390,15 +390,8 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
     the paper profile where its `paper_n` rows would decide it (`undecided`)."""
     r, c = np.atleast_2d(np.asarray(ratio, float)), np.atleast_2d(np.asarray(censored, bool))
     valid = np.isfinite(r)
-
-    def median_of(rows) -> float:
-        v = valid[rows]
-        return km_median(r[rows][v], c[rows][v]) if v.any() else float("nan")
-
-    all_rows = np.arange(len(r))
-    est = median_of(all_rows)
-    rng = np.random.default_rng(seed)
-    lo, hi = _percentiles(np.array([median_of(rng.integers(0, len(r), len(r))) for _ in range(n_boot)]), 1 - alpha)
+    est = km_median_of_rows(r, c)
+    lo, hi = bootstrap_rows_km_median(r, c, n_boot, 1 - alpha, seed)
     events = int((valid & ~c).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="KM median over units of jump width / emergence step", estimate=est, interval=(lo, hi),

@@ -1,16 +1,18 @@
 """train.precision: bfloat16 autocast where it is fast, float32 everywhere the claims are read."""
 import copy
+import math
 import warnings
 
 import numpy as np
 import pytest
 import torch
+import xarray as xr
 
 from emergence import precision
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
 from emergence.experiments.cells import cell_key, with_budget
-from emergence.experiments.precision_check import precision_verdict
+from emergence.experiments.precision_check import precision_statistics, precision_verdict
 from emergence.experiments.runner import run_training
 from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
@@ -148,3 +150,30 @@ def test_precision_verdict_agrees_differs_and_cannot_decide():
     assert precision_verdict(wide)[0] == "differ"
     never = {"float32": _stats(emergence_step=(float("inf"), 900.0, float("inf"))), "bf16-autocast": _stats()}
     assert precision_verdict(never)[0] == "undecided"
+
+
+def _analysed(widths: np.ndarray, plateau_end: float, budget: float) -> xr.Dataset:
+    """An analysed run of [seed, unit] jump widths, NaN: a jump unfinished at the budget."""
+    done = np.isfinite(widths)
+    seed_vars = {name: (("seed",), np.full(len(widths), value)) for name, value in (
+        ("plateau_end_step", plateau_end), ("emergence_step", plateau_end + 10), ("final_loss", 0.3),
+        ("plateau_end_censored", 0), ("emergence_censored", 0))}
+    return xr.Dataset({**seed_vars,
+                       "unit_plateau_end_step": (("seed", "unit"), np.full(widths.shape, plateau_end)),
+                       "unit_plateau_end_censored": (("seed", "unit"), np.zeros(widths.shape, np.int8)),
+                       "unit_solved_step": (("seed", "unit"), np.where(done, plateau_end + widths, budget)),
+                       "unit_solved_censored": (("seed", "unit"), (~done).astype(np.int8))},
+                      attrs={"budget_step": budget})
+
+
+def test_unfinished_jumps_stay_in_the_width_as_censored():
+    # one seed finishes its four jumps in 50 steps; three never finish within the budget
+    widths = np.array([[50.0] * 4] + [[np.nan] * 4] * 3)
+    value, low, high = precision_statistics(_analysed(widths, 600.0, 1000.0), n_boot=400, level=0.9)[
+        "unit_transition_width"]
+    # 4 events among 16 jumps: the KM median is unreached; the finished ones' median (50) was the
+    # survivor-biased answer, and resamples without the first seed had no value at all
+    assert value == math.inf and high == math.inf and low == 50.0
+    # every jump finished: the plain median of the widths
+    assert precision_statistics(_analysed(np.full((4, 4), 50.0), 600.0, 1000.0), 400, 0.9)[
+        "unit_transition_width"] == (50.0, 50.0, 50.0)

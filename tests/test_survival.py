@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from emergence.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, km_median, km_quantile, km_survival,
+from emergence.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, bootstrap_rows_km_median,
+                                km_median, km_median_of_rows, km_quantile, km_survival,
                                 logrank, seed_permutation_logrank, stratified_logrank)
 
 
@@ -136,3 +137,18 @@ def test_logrank_by_hand():
     assert ab.z == pytest.approx((2 - 0.5 - 1 / 3) / np.sqrt(0.25 + 2 / 9)) and ab.p_a_earlier < 0.05
     ba = logrank([3, 4], [0, 0], [1, 2], [0, 0])
     assert ba.z == pytest.approx(-ab.z) and ba.p_a_earlier > 0.9
+
+
+def test_row_km_median_pools_each_seeds_units_and_resamples_seeds():
+    rng = np.random.default_rng(3)
+    t = rng.exponential(100, (6, 5))
+    c = rng.random((6, 5)) < 0.3
+    t[0, :2] = np.nan  # units without a value are left out
+    ok = np.isfinite(t)
+    assert km_median_of_rows(t, c) == km_median(t[ok], c[ok])
+    assert km_median_of_rows(t, c, [1, 1, 4]) == km_median(np.r_[t[1], t[1], t[4]], np.r_[c[1], c[1], c[4]])
+    assert math.isnan(km_median_of_rows(np.full((2, 2), np.nan), np.zeros((2, 2), bool)))
+    draws = np.random.default_rng(0)
+    manual = [km_median_of_rows(t, c, draws.integers(0, 6, 6)) for _ in range(300)]
+    assert bootstrap_rows_km_median(t, c, n_boot=300, level=0.8, seed=0) == tuple(
+        np.nanquantile(manual, [0.1, 0.9], method="inverted_cdf"))

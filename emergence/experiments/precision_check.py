@@ -4,8 +4,8 @@ and of the automata trained in both precisions, side by side.
 Each task's section is trained as it stands (its own precision: the linear map's cell is the
 one linear_map_train trains, shared through the cell cache) and once more in the other
 precision. The summary gives, per task and precision, the Kaplan-Meier medians of the plateau
-end and of emergence with bootstrap intervals over seeds, the mean final loss and the median
-per-unit jump width (seeds resampled), and `precision_verdict` decides whether bf16 may be a
+end and of emergence with bootstrap intervals over seeds, the mean final loss and the Kaplan-Meier
+median per-unit jump width (jumps unfinished at the budget censored; seeds resampled), and `precision_verdict` decides whether bf16 may be a
 default: a statistic differs when either precision's value lies outside the other's interval.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.survival import bootstrap_km_median, km_median
+from emergence.survival import bootstrap_km_median, bootstrap_rows_km_median, km_median, km_median_of_rows
 from emergence.experiments.cells import SweepFile, task_module, unstack_cells, write_sweep
-from emergence.experiments.run_statistics import analyse
+from emergence.experiments.run_statistics import analyse, unit_jump_widths
 from emergence.io import read_netcdf
 from emergence.precision import PRECISIONS
 from emergence.schema import ConfigError, number
@@ -67,10 +67,6 @@ def _bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, seed: i
     return float(lo), float(hi)
 
 
-def _nanmedian(x: np.ndarray) -> float:
-    return float(np.nanmedian(x)) if np.isfinite(x).any() else float("nan")
-
-
 def precision_statistics(analysed: xr.Dataset, n_boot: int, level: float) -> dict[str, tuple[float, float, float]]:
     """statistic -> (value, interval low, interval high) of one analysed run."""
     out = {}
@@ -80,8 +76,11 @@ def precision_statistics(analysed: xr.Dataset, n_boot: int, level: float) -> dic
         out[name] = (km_median(t, c), *bootstrap_km_median(t, c, n_boot=n_boot, level=level))
     loss = analysed["final_loss"].values
     out["final_loss"] = (float(np.nanmean(loss)), *_bootstrap(loss, np.nanmean, n_boot, level))
-    width = analysed["unit_transition_width"].values                  # [seed, unit]
-    out["unit_transition_width"] = (_nanmedian(width), *_bootstrap(width, _nanmedian, n_boot, level))
+    # every unit that left the plateau, the jumps unfinished at the budget censored: the median
+    # of the finished ones alone would favour whichever precision's slow jumps finish least
+    width, unfinished = unit_jump_widths(analysed)
+    out["unit_transition_width"] = (km_median_of_rows(width, unfinished),
+                                    *bootstrap_rows_km_median(width, unfinished, n_boot, level))
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from emergence import analysis as an
-from emergence.survival import bootstrap_km_median, km_median
+from emergence.survival import bootstrap_km_median, km_median, km_median_of_rows
 from emergence.schema import ConfigError, number
 
 
@@ -117,6 +117,18 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
     return xr.Dataset(data_vars, coords={"seed": seeds, unit: units}, attrs=attrs)
 
 
+def unit_jump_widths(analysed: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """[seed, unit] steps from a unit's plateau end to solved, and censored: a unit that left the
+    plateau but did not solve within the budget carries budget - plateau end, a lower bound (the
+    slow jumps stay in, as Kaplan-Meier needs them); NaN where it never left the plateau."""
+    budget = float(analysed.attrs["budget_step"])
+    pe = analysed["unit_plateau_end_step"].values
+    left = analysed["unit_plateau_end_censored"].values == 0
+    solved = analysed["unit_solved_censored"].values == 0
+    width = np.where(solved, analysed["unit_solved_step"].values - pe, budget - pe)
+    return np.where(left, width, np.nan), left & ~solved
+
+
 def summary_metrics(analysed: xr.Dataset) -> dict:
     """Headline numbers for `dvc metrics` (JSON: unreached medians are null, not inf)."""
     n = analysed.sizes["seed"]
@@ -124,7 +136,7 @@ def summary_metrics(analysed: xr.Dataset) -> dict:
     med = km_median(t, c)
     solved = int((analysed["solved_censored"].values == 0).sum())
     lo, hi = bootstrap_km_median(t, c, n_boot=500)
-    width = analysed["unit_transition_width"].values
+    width, unfinished = unit_jump_widths(analysed)
     finite = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
     return {
         "n_seeds": n,
@@ -133,7 +145,7 @@ def summary_metrics(analysed: xr.Dataset) -> dict:
         "emergence_step_median_ci90": [finite(lo), finite(hi)],
         "emergence_step_min": finite(np.min(t[~c])) if (~c).any() else None,
         "emergence_step_max": finite(np.max(t[~c])) if (~c).any() else None,
-        "unit_transition_width_median": finite(np.nanmedian(width)) if np.isfinite(width).any() else None,
+        "unit_transition_width_median": finite(km_median_of_rows(width, unfinished)),  # KM: unfinished censored
         "final_loss_mean": finite(np.nanmean(analysed["final_loss"].values)),
         "final_accuracy_mean": finite(np.nanmean(analysed["final_accuracy"].values)),
         "n_diverged": int((analysed["diverged_step"].values >= 0).sum()),

@@ -32,7 +32,8 @@ import seaborn as sns
 
 from emergence import analysis as an
 from emergence.paper_reference import load_figures
-from emergence.survival import bootstrap_km_median, km_median, km_survival
+from emergence.experiments.run_statistics import unit_jump_widths
+from emergence.survival import bootstrap_km_median, km_median, km_median_of_rows, km_survival
 from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
@@ -103,15 +104,19 @@ med = km_median(t_emerge, censored)
 lo, hi = bootstrap_km_median(t_emerge, censored, n_boot=1000)
 n_solved = int((ana["solved_censored"].values == 0).sum())
 f_lo, f_hi = an.wilson_interval(n_solved, n_seeds)
-widths = ana["transition_width"].values
-rel = widths / t_emerge
+# plateau end to solved, a seed that never solved censored at the budget (a lower bound)
+left = ana["plateau_end_censored"].values == 0
+unsolved = ana["solved_censored"].values == 1
+widths = np.where(unsolved, budget, ana["solved_step"].values) - ana["plateau_end_step"].values
+width_med = km_median(widths[left], unsolved[left]) if left.any() else float("nan")
 md(f"""**Across seeds.** {int(emerged.sum())} of {n_seeds} seeds emerged within {budget:,} steps and
 {n_solved} reached the solved threshold (fraction {n_solved / n_seeds:.2f}, 90% Wilson interval
 {f_lo:.2f}–{f_hi:.2f}). Emergence steps range from {fmt_step(np.min(t_emerge[emerged]) if emerged.any() else float('nan'))}
 to {fmt_step(np.max(t_emerge[emerged]) if emerged.any() else float('nan'))}; Kaplan–Meier median
 {fmt_step(med)} (90% bootstrap interval {fmt_step(lo)}–{fmt_step(hi)}). From the plateau's end to
-solved takes a median {fmt_step(np.nanmedian(widths)) if np.isfinite(widths).any() else 'n/a'} steps,
-{fmt(np.nanmedian(rel), 2) if np.isfinite(rel).any() else 'n/a'} of the time to emergence.""")
+solved takes a Kaplan–Meier median {fmt_step(width_med)} steps
+({int((left & unsolved).sum())} of {int(left.sum())} seeds unsolved at the budget, censored there){
+f", {fmt(width_med / med, 2)} of the median time to emergence" if np.isfinite(width_med) and np.isfinite(med) else ""}.""")
 
 # %% [markdown]
 # ## When each seed emerges
@@ -251,14 +256,16 @@ fig.colorbar(bits, ax=axes[0, :].tolist(), label="output bit i", ticks=range(0, 
 # %%
 bit_t = ana["unit_emergence_step"].values
 bit_c = ana["unit_emergence_censored"].values.astype(bool)
-bit_w = ana["unit_transition_width"].values
+bit_w, bit_unfinished = unit_jump_widths(ana)  # jumps unfinished at the budget censored
+bit_w_med = km_median_of_rows(bit_w, bit_unfinished)
 spread = np.array([np.ptp(bit_t[k][~bit_c[k]]) if (~bit_c[k]).sum() > 1 else np.nan for k in range(n_seeds)])
 drop = ana["entropy_drop_step"].values
 lag = drop - bit_t
 md(f"""**Row by row.** {int((~bit_c).sum())} of {bit_c.size} (seed, bit) pairs emerged. Within a seed
 the bits' emergence steps spread over a median {fmt_step(np.nanmedian(spread))} steps, while a single
-bit goes from plateau to solved in a median {fmt_step(np.nanmedian(bit_w))} steps
-(ratio {fmt(np.nanmedian(bit_w) / np.nanmedian(spread), 2) if np.isfinite(spread).any() else 'n/a'}).
+bit goes from plateau to solved in a Kaplan–Meier median {fmt_step(bit_w_med)} steps
+({int(bit_unfinished.sum())} of {int(np.isfinite(bit_w).sum())} jumps unfinished at the budget, censored there;
+ratio {fmt(bit_w_med / np.nanmedian(spread), 2) if np.isfinite(spread).any() and np.isfinite(bit_w_med) else 'n/a'}).
 The head that learned each row had its steepest entropy drop a median {fmt_step(np.nanmedian(np.abs(lag)))}
 steps from the row's emergence step (eval interval {int(np.median(np.diff(steps[-5:])))} steps).
 The paper's one run (S = {fig3['state_size']}, s = {fig3['sparsity']}, {fig3['steps']:,} steps) shows about
@@ -288,7 +295,7 @@ tab = pd.DataFrame({
     "plateau end": [fmt_step(t, c) for t, c in zip(ana["plateau_end_step"].values, ana["plateau_end_censored"].values)],
     "emergence": [fmt_step(t, c) for t, c in zip(t_emerge, censored)],
     "solved": [fmt_step(t, c) for t, c in zip(ana["solved_step"].values, ana["solved_censored"].values)],
-    "width": [fmt_step(w) for w in widths],
+    "width": [fmt_step(w, u) if ok else "n/a" for w, u, ok in zip(widths, unsolved, left)],
     "bits emerged": (~bit_c).sum(1),
     "final loss": ana["final_output_loss"].values,
     "final acc.": ana["final_accuracy"].values,

@@ -67,7 +67,7 @@ md(table(pd.DataFrame(rows), index=False).data)
 
 # %%
 LABEL = {"plateau_end_step": "plateau end (KM median)", "emergence_step": "emergence (KM median)",
-         "final_loss": "final loss (mean)", "unit_transition_width": "per-unit jump width (median)"}
+         "final_loss": "final loss (mean)", "unit_transition_width": "per-unit jump width (KM median; unfinished jumps censored)"}
 rows = []
 for task in summary["task"].values:
     for statistic in summary["statistic"].values:
