@@ -109,14 +109,18 @@ left = ana["plateau_end_censored"].values == 0
 unsolved = ana["solved_censored"].values == 1
 widths = np.where(unsolved, budget, ana["solved_step"].values) - ana["plateau_end_step"].values
 width_med = km_median(widths[left], unsolved[left]) if left.any() else float("nan")
+unsolved_text = f"{int((left & unsolved).sum())} of {int(left.sum())} seeds unsolved at the budget, censored there"
+if np.isfinite(width_med):
+    jump_text = (f"From the plateau's end to solved takes a Kaplan–Meier median {fmt_step(width_med)} steps "
+                 f"({unsolved_text}){f', {fmt(width_med / med, 2)} of the median time to emergence' if np.isfinite(med) else ''}.")
+else:
+    jump_text = (f"From the plateau's end to solved: the Kaplan–Meier median is not reached ({unsolved_text}), "
+                 "so half the seeds take longer than this budget shows.")
 md(f"""**Across seeds.** {int(emerged.sum())} of {n_seeds} seeds emerged within {budget:,} steps and
 {n_solved} reached the solved threshold (fraction {n_solved / n_seeds:.2f}, 90% Wilson interval
 {f_lo:.2f}–{f_hi:.2f}). Emergence steps range from {fmt_step(np.min(t_emerge[emerged]) if emerged.any() else float('nan'))}
 to {fmt_step(np.max(t_emerge[emerged]) if emerged.any() else float('nan'))}; Kaplan–Meier median
-{fmt_step(med)} (90% bootstrap interval {fmt_step(lo)}–{fmt_step(hi)}). From the plateau's end to
-solved takes a Kaplan–Meier median {fmt_step(width_med)} steps
-({int((left & unsolved).sum())} of {int(left.sum())} seeds unsolved at the budget, censored there){
-f", {fmt(width_med / med, 2)} of the median time to emergence" if np.isfinite(width_med) and np.isfinite(med) else ""}.""")
+{fmt_step(med)} (90% bootstrap interval {fmt_step(lo)}–{fmt_step(hi)}). {jump_text}""")
 
 # %% [markdown]
 # ## When each seed emerges

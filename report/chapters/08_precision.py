@@ -18,9 +18,10 @@
 # float32 too). The default cells of the linear map and of the cellular automata are trained
 # in both precisions with the same seeds and data, and compared on the statistics the claims
 # use: Kaplan-Meier medians of the plateau end and of emergence, the mean final loss and the
-# median per-unit jump width, each with a bootstrap interval over seeds. A statistic *differs*
-# when either precision's value lies outside the other's interval; a task whose statistics
-# differ keeps float32.
+# Kaplan-Meier median per-unit jump width (jumps unfinished at the budget censored), each with a
+# bootstrap interval over seeds. A statistic *differs* when either precision's value lies
+# outside the other's interval; a task whose statistics differ, or where one is unreached in
+# either precision (nothing to compare), keeps float32.
 
 # %% tags=["parameters"]
 max_figure_seeds = 16
