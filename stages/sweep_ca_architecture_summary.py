@@ -1,15 +1,17 @@
-"""Stage sweep_ca_architecture_summary: emergence statistics of every cell, with the cellular automata thresholds.
+"""Stage sweep_ca_architecture_summary: emergence statistics of every cell of the automata's
+architecture sweep, with the cellular automata thresholds.
 
     python -m stages.sweep_ca_architecture_summary CELLS_DIR SUMMARY_NC
 """
 import sys
 from pathlib import Path
 
-from emergence.experiments.architecture_sweep import summarize
 from emergence.io import write_netcdf
 from emergence.stage import stage_run
+from stages.sweep_architecture_summary import summarize
 
 if __name__ == "__main__":
     cells, out = map(Path, sys.argv[1:])
     with stage_run("sweep_ca_architecture_summary") as params:
-        write_netcdf(summarize(cells, params["cellular_automata"]["analysis"], "ca_architecture"), out)
+        write_netcdf(summarize(cells, params["cellular_automata"]["analysis"], "ca_architecture",
+                               "cellular_automata"), out)

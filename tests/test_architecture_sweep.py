@@ -2,6 +2,7 @@ import pytest
 
 from emergence.config import ConfigError, load_params, validate
 from emergence.experiments import architecture_sweep as arch
+from stages.sweep_architecture_summary import summarize
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def test_run_writes_only_this_profiles_cells_and_summarizes(tmp_path, params):
     names = arch.run(params, tmp_path / "cells", tmp_path / "scratch")
     assert names == ["H1_dh4_L1", "H2_dh4_L2"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["H1_dh4_L1.nc", "H2_dh4_L2.nc"]
-    s = arch.summarize(tmp_path / "cells", params["linear_map"]["analysis"])
+    s = summarize(tmp_path / "cells", params["linear_map"]["analysis"], "architecture", "linear_map")
     assert s["n_head"].values.tolist() == [1, 2] and s["n_layer"].values.tolist() == [1, 2]
     assert s["plateau_end_step"].dims == ("cell", "seed")
     assert s["n_params"].values[1] > s["n_params"].values[0]

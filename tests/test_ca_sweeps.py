@@ -4,6 +4,8 @@ import pytest
 from emergence.config import ConfigError, load_params, validate
 from emergence.experiments import architecture_sweep as arch
 from emergence.experiments import ca_state_size_sweep as sweep
+from stages.sweep_architecture_summary import summarize as summarize_architecture
+from stages.sweep_ca_state_size_summary import summarize as summarize_state_sizes
 
 
 @pytest.fixture
@@ -36,7 +38,7 @@ def test_length_compensated_bias_keeps_the_initial_window_mass(params):
 def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
     assert sweep.run(params, tmp_path / "cells", tmp_path / "scratch") == ["S0003", "S0005"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["S0003.nc", "S0005.nc"]
-    s = sweep.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"])
+    s = summarize_state_sizes(tmp_path / "cells", params["cellular_automata"]["analysis"])
     assert s["state_size"].values.tolist() == [3, 3, 5, 5]
     assert s["strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]
     assert s["applied_strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]  # constant scaling
@@ -65,7 +67,8 @@ def test_architecture_sweep_runs_on_the_automata(tmp_path, params):
         "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": ["depth"], "profiles": ["smoke"]},
         "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": ["depth"], "profiles": ["smoke"]}}
     assert arch.run(params, tmp_path / "cells", tmp_path / "scratch", "ca_architecture") == ["H1_dh4_L1", "H1_dh4_L2"]
-    s = arch.summarize(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture")
+    s = summarize_architecture(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture",
+                               "cellular_automata")
     assert s.attrs["task"] == "cellular_automata" and s["n_layer"].values.tolist() == [1, 2]
 
 

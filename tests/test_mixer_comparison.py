@@ -3,6 +3,7 @@ import pytest
 
 from emergence.config import ConfigError, load_params, validate
 from emergence.experiments import ca_state_size_sweep, mixer_comparison as mc, sparsity_sweep
+from stages.sweep_mixers_summary import summarize
 
 
 def test_transformer_cells_are_the_other_sweeps_cells():
@@ -156,7 +157,7 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
     sweep["architectures"] = {k: v for k, v in sweep["architectures"].items() if k in ("transformer", "mlp_mixer")}
     names = mc.run(p, tmp_path / "cells", tmp_path / "scratch")
     assert len(names) == 4
-    s = mc.summarize(tmp_path / "cells", p)
+    s = summarize(tmp_path / "cells", p)
     assert set(s["architecture"].values) == {"transformer", "mlp_mixer"}
     assert set(s["task"].values) == {"linear_map", "cellular_automata"}
     assert s["emergence_step"].dims == ("cell", "seed")

@@ -12,11 +12,11 @@ from emergence import precision
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
 from emergence.experiments.cells import cell_key, with_budget
-from emergence.experiments.precision_check import precision_statistics, precision_verdict
 from emergence.experiments.runner import run_training
 from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.train import make_optimizer, train_step
+from stages.sweep_precision_summary import precision_statistics, precision_verdict
 
 CPU = torch.device("cpu")
 HAS_BF16 = precision.bf16_support(CPU)[0]

@@ -4,6 +4,7 @@ from emergence.config import ConfigError, load_params, validate
 from emergence.experiments import cells
 from emergence.experiments import sparsity_sweep as sweep
 from emergence.params import sparsities_on
+from stages.sweep_sparsity_summary import summarize
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeyp
     monkeypatch.setattr(cells, "run_training", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
     again = sweep.run_row(params, "S06", row, tmp_path)
     assert again.identical(first)
-    summary = sweep.summarize({"S06": _write(tmp_path, first)}, params["linear_map"]["analysis"])
+    summary = summarize({"S06": _write(tmp_path, first)}, params["linear_map"]["analysis"])
     assert summary["cell"].values.tolist() == ["S06_s01", "S06_s03"]
     assert summary["final_output_loss"].dims == ("cell", "seed")
 

@@ -4,22 +4,17 @@ Each cell of `sweeps.<sweep>.cells` is a model shape (n_head, d_head, n_layer) w
 d_model = n_head * d_head and d_mlp = mlp_ratio * d_model; task, optimiser and budget come
 from the sweep and the task's section (`architecture` runs the linear map, `ca_architecture`
 the cellular automata). One stage per sweep writes one NetCDF per cell this profile runs;
-the summary stage analyses them with the task's thresholds.
+the summary stage (stages/sweep_architecture_summary.py) analyses them with the task's
+thresholds.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-import xarray as xr
 
 from emergence.experiments.cells import Budget, SweepFile, with_budget, write_sweep
-from emergence.experiments.run_statistics import analyse, summary_dataset
-from emergence.io import read_netcdf
-from emergence.model import ModelConfig, parameter_count
 from emergence.params import on_profile
 from emergence.schema import ConfigError, number
 
@@ -76,20 +71,3 @@ def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFil
 def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:
     """Train (or load) every cell this profile runs; write out_dir/<cell>.nc atomically as a folder."""
     return write_sweep(sweep_files(params, sweep_name), out_dir, scratch, params["execution"])
-
-
-def summarize(cell_dir: Path, analysis: dict, sweep_name: str = "architecture") -> xr.Dataset:
-    """(cell, seed) Dataset: the shape of each cell, its parameter count and emergence statistics."""
-    names, shape, analysed, families = [], [], [], []
-    for f in sorted(cell_dir.glob("*.nc")):
-        ds = read_netcdf(f)
-        analysed.append(analyse(ds, analysis))
-        cfg = ModelConfig(**json.loads(ds.attrs["model_config"]))
-        names.append(ds.attrs["cell"])
-        families.append(ds.attrs["families"])
-        shape.append((cfg.n_head, cfg.d_head, cfg.n_layer, cfg.d_model, parameter_count(cfg)))
-    shape_arr = np.array(shape, dtype=np.int64).reshape(-1, 5)
-    columns = {k: shape_arr[:, j] for j, k in enumerate(("n_head", "d_head", "n_layer", "d_model", "n_params"))}
-    columns["families"] = np.array(families, dtype=str)
-    return summary_dataset(analysed, names, columns, {"experiment": f"sweep:{sweep_name}", "task": SWEEPS[sweep_name],
-                                                      "analysis": analysis})

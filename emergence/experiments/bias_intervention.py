@@ -9,11 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import Budget, SweepFile, trained_file, unstack_cells, with_budget
-from emergence.experiments.run_statistics import analyse, summary_dataset
+from emergence.experiments.cells import Budget, SweepFile, trained_file, with_budget
 from emergence.schema import ConfigError, number
 
 NAME = "attention_bias"
@@ -50,19 +48,3 @@ def run(params: dict, scratch: Path) -> xr.Dataset:
                                    {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
                                     "sparsity": b["sparsity"], "profile": params["profile"]},
                                    dim="strength", values=values), scratch, params["execution"])
-
-
-def summarize(results: xr.Dataset, analysis: dict) -> xr.Dataset:
-    """(cell, seed) Dataset, one cell per strength: emergence statistics with censoring, and
-    the mean attention mass on the true parents at step 0 (what the bias does at initialisation)."""
-    values, analysed, initial_mass = [], [], []
-    for c, cell in unstack_cells(results, "strength"):
-        values.append(float(c))
-        analysed.append(analyse(cell, analysis))
-        initial_mass.append(float(np.nanmean(cell["parent_mass"].isel(step=0).values)))
-    names = [f"c{c:g}" for c in values]
-    return summary_dataset(analysed, names, {"strength": np.array(values, dtype=float),
-                                             "initial_parent_mass": np.array(initial_mass, dtype=float)},
-                           {"experiment": f"intervention:{NAME}", "state_size": results.attrs["state_size"],
-                            "sparsity": results.attrs["sparsity"], "analysis": analysis,
-                            "chance_loss": results.attrs["chance_loss"]})

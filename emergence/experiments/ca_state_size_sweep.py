@@ -4,8 +4,8 @@ attention bias (claims 4, 5).
 For each S of `sweeps.ca_state_size.state_sizes` and each bias strength c (0 is the
 control), the cellular_automata section is trained with S cells per state and a token batch
 held fixed across S (batch_tokens // (S * n_states) sequences per step). One NetCDF per S
-stacks its cells along `strength`. The summary analyses every cell with the
-cellular_automata thresholds (changing one never retrains).
+stacks its cells along `strength`. The summary stage (stages/sweep_ca_state_size_summary.py)
+analyses every cell with the cellular_automata thresholds (changing one never retrains).
 
 An additive bias c on the 3-cell window puts less and less attention mass on it as the
 number of visible keys grows with S (at initialisation, scores near 0: mass ~ 3e^c / (3e^c + n)
@@ -17,18 +17,13 @@ the nominal c (the arm) and `applied_strength` records what each cell trained wi
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-import xarray as xr
 
-from emergence.experiments.cells import Budget, SweepFile, unstack_cells, with_budget, write_sweep
-from emergence.experiments.run_statistics import analyse, summary_dataset
-from emergence.io import read_netcdf
+from emergence.experiments.cells import Budget, SweepFile, with_budget, write_sweep
 from emergence.schema import ConfigError, number
 
 SWEEP = "ca_state_size"
@@ -88,25 +83,3 @@ def sweep_files(params: dict) -> list[SweepFile]:
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Train (or load) every (S, c) cell; write out_dir/S<S>.nc (cells along `strength`) as one folder."""
     return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])
-
-
-def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
-    """(cell, seed) Dataset over every (S, c): emergence statistics with censoring."""
-    names, S_list, c_list, applied, initial_mass, analysed = [], [], [], [], [], []
-    for f in sorted(cell_dir.glob("S*.nc")):
-        ds = read_netcdf(f)
-        S = int(ds.attrs["state_size"])
-        for c, cell in unstack_cells(ds, "strength"):
-            analysed.append(analyse(cell, analysis))
-            names.append(f"S{S:04d}_c{c:g}")
-            S_list.append(S)
-            c_list.append(float(c))
-            applied.append(float(json.loads(cell.attrs["config"])[TASK]["bias"]["strength"]))
-            initial_mass.append(float(np.nanmean(cell["parent_mass"].isel(step=0).values)))
-    chance = float(analysed[0].attrs.get("chance_accuracy", 0.25)) if analysed else 0.25
-    return summary_dataset(analysed, names, {"state_size": np.array(S_list, dtype=np.int64),
-                                             "strength": np.array(c_list, dtype=float),
-                                             "applied_strength": np.array(applied, dtype=float),
-                                             "initial_parent_mass": np.array(initial_mass, dtype=float)},
-                           {"experiment": f"sweep:{SWEEP}", "task": TASK, "analysis": analysis,
-                            "chance_accuracy": chance})

@@ -224,12 +224,3 @@ def stack_cells(cells: list[xr.Dataset], dim: str, values: list, attrs: dict) ->
     if all("loss_floor" in c.attrs for c in cells):
         ds.attrs["loss_floors"] = json.dumps([float(c.attrs["loss_floor"]) for c in cells])
     return ds
-
-
-def unstack_cells(ds: xr.Dataset, dim: str):
-    """The cells of a stacked file, each with its own config attribute: yields (value, cell)."""
-    configs = json.loads(ds.attrs["configs"])
-    for i, value in enumerate(ds[dim].values):
-        cell = ds.isel({dim: i}).drop_vars(dim)
-        cell.attrs = dict(ds.attrs, config=json.dumps(configs[i]))
-        yield value, cell

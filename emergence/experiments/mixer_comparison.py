@@ -16,19 +16,14 @@ stop the stage before any training, naming the architecture.
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-import xarray as xr
 
 from emergence.experiments.cells import Budget, SweepFile, task_module, task_of, with_budget, write_sweep
-from emergence.experiments.run_statistics import analyse, summary_dataset
-from emergence.io import read_netcdf
 from emergence.mixer_kernels import KERNELS, check_available
-from emergence.model import MIXER_KEYS, ModelConfig, matched_d_mlp, parameter_count
+from emergence.model import MIXER_KEYS, matched_d_mlp, parameter_count
 from emergence.mixers import MIXERS
 from emergence.params import on_profile
 from emergence.schema import ConfigError, number
@@ -209,27 +204,3 @@ def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
         files.append(SweepFile(name, [config], {"cell": name, "task": task, "setting": label,
                                                 "architecture": arch_name}))
     return write_sweep(files, out_dir, scratch, params["execution"])
-
-
-def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
-    """(cell, seed) Dataset: task, setting, architecture, parameter count, emergence statistics
-    (each task's cells analysed with that task's thresholds)."""
-    rows, analysed = [], []
-    for f in sorted(cell_dir.glob("*.nc")):
-        ds = read_netcdf(f)
-        task = ds.attrs["task"]
-        analysed.append(analyse(ds, params[task]["analysis"]))
-        cfg = ModelConfig(**json.loads(ds.attrs["model_config"]))
-        chance = float(ds.attrs.get("chance_accuracy", 0.5))
-        rows.append((ds.attrs["cell"], task, ds.attrs["setting"], ds.attrs["architecture"], cfg.mixer,
-                     parameter_count(cfg), cfg.d_mlp, cfg.n_head, chance))
-    columns = list(zip(*rows)) if rows else [[] for _ in range(9)]
-    data = {key: np.array(values, dtype=str) for key, values in zip(("task", "setting", "architecture", "mixer"),
-                                                                     columns[1:5])}
-    data.update({key: np.array(values, dtype=np.int64) for key, values in zip(("n_params", "d_mlp", "n_head"),
-                                                                              columns[5:8])})
-    data["chance_accuracy"] = np.array(columns[8], dtype=float)
-    sweep = params["sweeps"][SWEEP]
-    return summary_dataset(analysed, list(columns[0]), data,
-                           {"experiment": f"sweep:{SWEEP}", "analysis": {t: params[t]["analysis"] for t in TASKS},
-                            "match_parameters": int(sweep["match_parameters"])})

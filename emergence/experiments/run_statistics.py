@@ -185,6 +185,17 @@ def cell_statistics(analysed: list[xr.Dataset]) -> tuple[dict, int]:
     return data, n_seed
 
 
+def unstack_cells(ds: xr.Dataset, dim: str):
+    """The cells of a stacked sweep file (cells along `dim`, their configs in attrs["configs"], as
+    emergence/experiments/cells.py writes them), each with its own config attribute: yields
+    (value, cell)."""
+    configs = json.loads(ds.attrs["configs"])
+    for i, value in enumerate(ds[dim].values):
+        cell = ds.isel({dim: i}).drop_vars(dim)
+        cell.attrs = dict(ds.attrs, config=json.dumps(configs[i]))
+        yield value, cell
+
+
 def summary_dataset(analysed: list[xr.Dataset], names: list[str], columns: dict, attrs: dict) -> xr.Dataset:
     """A sweep summary over (cell, seed): `cell_statistics` of the analysed cells, then one
     column per entry of `columns` (arrays over cells). `attrs["analysis"]` is stored as JSON."""

@@ -3,20 +3,17 @@
 One DVC stage per row of the grid (a state size S) trains the cells of that row the current
 profile runs (paper: every s; default and smoke: their subsets) and writes them as one
 Dataset with a `sparsity` dimension. Cells go through the cell cache, so when a row's stage
-reruns because one s changed, the other cells load instead of retraining. The summary
-analyses every cell with the linear_map thresholds (changing a threshold never retrains).
+reruns because one s changed, the other cells load instead of retraining. The summary stage
+(stages/sweep_sparsity_summary.py) analyses every cell with the linear_map thresholds.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import xarray as xr
 
-from emergence.experiments.cells import Budget, SweepFile, trained_file, unstack_cells, with_budget
-from emergence.experiments.run_statistics import analyse, summary_dataset
-from emergence.io import read_netcdf
+from emergence.experiments.cells import Budget, SweepFile, trained_file, with_budget
 from emergence.params import sparsities_on
 from emergence.schema import ConfigError, number
 
@@ -68,22 +65,3 @@ def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset
         return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
                                  "profile": params["profile"]})
     return trained_file(spec, scratch, params["execution"])
-
-
-def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
-    """One Dataset over (cell, seed): S, s, final loss, plateau end and emergence with censoring."""
-    names, S_list, s_list, analysed = [], [], [], []
-    for row_name in sorted(row_files):
-        ds = read_netcdf(row_files[row_name])
-        if ds.attrs.get("status") != "ran":
-            continue
-        S = int(ds.attrs["state_size"])
-        for s, cell in unstack_cells(ds, "sparsity"):
-            analysed.append(analyse(cell, analysis))
-            names.append(f"S{S:02d}_s{int(s):02d}")
-            S_list.append(S)
-            s_list.append(int(s))
-    S_arr, s_arr = np.array(S_list, dtype=np.int64), np.array(s_list, dtype=np.int64)
-    return summary_dataset(analysed, names, {"state_size": S_arr, "sparsity": s_arr,
-                                             "density": s_arr / np.maximum(S_arr, 1)},
-                           {"experiment": f"sweep:{SWEEP}", "analysis": analysis, "chance_loss": float(np.log(2.0))})
