@@ -49,6 +49,10 @@ def precision_statistics(analysed: xr.Dataset, n_boot: int, level: float) -> dic
     return out
 
 
+def _bounded(value: float, low: float, high: float) -> str:
+    return f"{value:.4g} [{low:.4g}, {high:.4g}]"
+
+
 def precision_verdict(stats: dict[str, dict[str, tuple[float, float, float]]]) -> tuple[str, list[str]]:
     """('agree' | 'differ' | 'undecided', reasons) for {precision: {statistic: (value, lo, hi)}}.
 
@@ -60,9 +64,10 @@ def precision_verdict(stats: dict[str, dict[str, tuple[float, float, float]]]) -
     for name in STATISTICS:
         (va, la, ha), (vb, lb, hb) = sa[name], sb[name]
         if not all(np.isfinite(x) for x in (va, la, ha, vb, lb, hb)):
-            undecided.append(f"{name}: unreached or undefined in a precision ({a} {va:g}, {b} {vb:g})")
+            undecided.append(f"{name}: {a} {_bounded(va, la, ha)} against {b} {_bounded(vb, lb, hb)}: "
+                             "unreached within the budget (inf) or undefined (nan) in a precision")
         elif not (la <= vb <= ha and lb <= va <= hb):
-            differ.append(f"{name}: {a} {va:.4g} [{la:.4g}, {ha:.4g}] against {b} {vb:.4g} [{lb:.4g}, {hb:.4g}]")
+            differ.append(f"{name}: {a} {_bounded(va, la, ha)} against {b} {_bounded(vb, lb, hb)}")
     if differ:
         return "differ", differ
     if undecided:
