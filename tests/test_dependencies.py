@@ -194,3 +194,23 @@ def test_the_analysis_and_the_report_load_without_torch():
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print(sorted(m for m in sys.modules if m == 'torch'))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_analysis_and_training_stages_do_not_depend_on_each_others_code():
+    """A summary stage reanalyses cells, so an edit to the trainer, the cell cache or the executor
+    (which cannot change a summary but for the cells it reads, a dep of its own) must not rerun
+    it; a training stage finds its cells in the cache, so an edit to the analysis must not rerun
+    it either."""
+    expected = deps.expected_deps()
+    training = {"emergence/train.py", "emergence/experiments/cells.py", "emergence/experiments/cache.py",
+                "emergence/executor.py", "emergence/experiments/runner.py"}
+    analysis = {"emergence/experiments/run_statistics.py", "emergence/analysis.py", "emergence/survival.py"}
+    summaries = [s for s in expected if s.endswith("_summary")]
+    sweeps = [s[: -len("_summary")] for s in summaries]
+    assert len(summaries) >= 7 and all(s in expected for s in sweeps)
+    for stage in summaries:
+        assert not training & set(expected[stage]), (stage, sorted(training & set(expected[stage])))
+        assert "emergence/experiments/run_statistics.py" in expected[stage]
+    for stage in sweeps:
+        assert not analysis & set(expected[stage]), (stage, sorted(analysis & set(expected[stage])))
+        assert "emergence/experiments/cells.py" in expected[stage]
