@@ -310,8 +310,10 @@ paper_row = {c: "—" for c in tab.columns}  # the paper's single run beside our
 paper_row.update({"emergence": f"~{fig3['first_step']:,} (first bit)", "solved": f"~{fig3['last_step']:,} (last bit)",
                   "bits emerged": f"~{fig3['jumps']} of {fig3['state_size']}"})
 tab = tab.astype(object)
-tab.loc[f"paper (S = {fig3['state_size']}, s = {fig3['sparsity']}, one run)"] = paper_row
+tab.loc["paper"] = paper_row
 table(tab)
+md(f"""Row *paper*: the paper's one run (S = {fig3['state_size']}, s = {fig3['sparsity']}), its first and last
+bit's jump read off the blog's figure; this run's is S = {S}, s = {s}.""")
 
 # %% [markdown]
 # ## Claims
