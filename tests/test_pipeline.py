@@ -61,6 +61,14 @@ def test_mixer_chapter_shows_the_models_table(smoke_built):
     assert table.count("<tr") >= 1 + 2 * 5  # header + every architecture on both smoke settings
 
 
+def test_linear_map_chapter_shows_every_seed_and_the_papers_run(smoke_built):
+    html = (smoke_built / "report" / "_output" / "01_linear_map.html").read_text()
+    section = html[html.find(">Per-seed table<"):html.find(">Claims<")]
+    seeds = json.loads((smoke_built / "data" / "params.json").read_text())["linear_map"]["train"]["n_seeds"]
+    assert section.count("<tr") == 1 + seeds + 1, "header, one row per seed and the paper's run"
+    assert ">paper<" in section and ">width<" in section
+
+
 def test_html_has_no_external_url(smoke_built):
     for page in (smoke_built / "report" / "_output").glob("*.html"):
         hits = EXTERNAL.findall(page.read_text())

@@ -311,7 +311,7 @@ paper_row.update({"emergence": f"~{fig3['first_step']:,} (first bit)", "solved":
                   "bits emerged": f"~{fig3['jumps']} of {fig3['state_size']}"})
 tab = tab.astype(object)
 tab.loc["paper"] = paper_row
-table(tab)
+display(table(tab))
 md(f"""Row *paper*: the paper's one run (S = {fig3['state_size']}, s = {fig3['sparsity']}), its first and last
 bit's jump read off the blog's figure; this run's is S = {S}, s = {s}.""")
 
