@@ -63,7 +63,8 @@ def test_mixer_chapter_shows_the_models_table(smoke_built):
 
 def test_linear_map_chapter_shows_every_seed_and_the_papers_run(smoke_built):
     html = (smoke_built / "report" / "_output" / "01_linear_map.html").read_text()
-    section = html[html.find(">Per-seed table<"):html.find(">Claims<")]
+    start = html.index(">Per-seed table<")
+    section = html[start:html.index(">Claims<", start)]
     seeds = json.loads((smoke_built / "data" / "params.json").read_text())["linear_map"]["train"]["n_seeds"]
     assert section.count("<tr") == 1 + seeds + 1, "header, one row per seed and the paper's run"
     assert ">paper<" in section and ">width<" in section
