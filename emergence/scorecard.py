@@ -627,15 +627,16 @@ def keyed_verdicts(results: dict, ctx: Context) -> dict[str, str]:
 
 
 def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | None = None,
-              progress: bool = False, workers: int = 1) -> list[dict]:
+              progress: bool = False, workers: int = 1,
+              decided: tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]] | None = None) -> list[dict]:
     """Every row, in report order: the verdict's fields plus id, chapter, figure, the
     Benjamini-Hochberg q-value across the rows that made a test, and how the verdicts came out
     on `claims["stability_draws"]` resamples of the seeds (emergence/stability.py; the rules'
     own bootstraps and permutations at `stability_resamples` draws there). `paper_profile`: the
     paper profile's params, so that a rule this run leaves undecided says whether that
-    profile's seeds would decide it."""
-    ctx = Context(claims, paper, paper_profile)
-    rows = rule_verdicts(results, ctx)
+    profile's seeds would decide it. `decided`: `thresholds_read` at `claims`, where the caller
+    has it already (the rules' verdicts then are not decided again)."""
+    rows = decided[0] if decided is not None else rule_verdicts(results, Context(claims, paper, paper_profile))
     q = benjamini_hochberg([v.p_value for _, _, v in rows])
     quick = Context({**claims, "n_boot": claims["stability_resamples"], "n_perm": claims["stability_resamples"]},
                     paper, paper_profile)
@@ -668,18 +669,21 @@ def _sections_under(results: dict, variant: tuple[dict, tuple[str, ...]], paper:
 
 
 def threshold_sensitivity(rows: list[dict], results: dict, claims: dict, paper: dict,
-                          paper_profile: dict | None = None, workers: int = 1, progress: bool = False) -> list[dict]:
+                          paper_profile: dict | None = None, workers: int = 1, progress: bool = False,
+                          decided: tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]] | None = None
+                          ) -> list[dict]:
     """For each of THRESHOLDS, the scorecard's rows (`rows`, decided at `claims`) whose verdict
     changes when that threshold alone is divided, or multiplied, by `claims["sensitivity_factor"]`
     (1: not computed), each rule otherwise as the scorecard runs it; only the sections whose rules
     read that threshold are decided again (`thresholds_read`). A record per threshold: its value,
-    and per side the value tried and the changes (row key, claim, from, to)."""
+    and per side the value tried and the changes (row key, claim, from, to). `decided`: as for
+    `scorecard`."""
     factor = claims["sensitivity_factor"]
     if factor == 1.0:
         return []
     tried = [(key, side, claims[key] * m) for key in THRESHOLDS for side, m in (("lower", 1 / factor), ("higher", factor))
              if not (key in BELOW_ONE and claims[key] * m >= 1.0)]
-    at_base, reads = thresholds_read(results, claims, paper, paper_profile)
+    at_base, reads = decided if decided is not None else thresholds_read(results, claims, paper, paper_profile)
     variants = [(dict(claims, **{key: value}), tuple(s for s, read in reads.items() if key in read))
                 for key, _, value in tried]
     redone = iter(decide_each(partial(_sections_under, paper=paper, paper_profile=paper_profile), results,

@@ -16,7 +16,7 @@ from pathlib import Path
 from emergence.io import atomic_path
 from emergence.params import merged_params
 from emergence.scorecard import (SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json,
-                                  threshold_sensitivity, verdicts_json)
+                                  threshold_sensitivity, thresholds_read, verdicts_json)
 from emergence.cores import usable_cores
 from emergence.stage import pipeline_paths, stage_run
 
@@ -28,9 +28,11 @@ if __name__ == "__main__":
         paths = pipeline_paths()
         results = {name: read_result(paths[name]) for name in RESULTS}
         claims, paper_claims, paper_profile = params["claims"], read_paper_claims(paper), merged_params(profile="paper")
-        rows = scorecard(results, claims, paper_claims, paper_profile, progress=True, workers=usable_cores())
+        decided = thresholds_read(results, claims, paper_claims, paper_profile)  # each rule once, at the thresholds
+        rows = scorecard(results, claims, paper_claims, paper_profile, progress=True, workers=usable_cores(),
+                         decided=decided)
         moved = threshold_sensitivity(rows, results, claims, paper_claims, paper_profile, workers=usable_cores(),
-                                      progress=True)
+                                      progress=True, decided=decided)
         with atomic_path(out) as tmp:
             tmp.write_text(scorecard_json(rows, claims, moved))
         with atomic_path(metric) as tmp:

@@ -264,6 +264,11 @@ def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_decidin
             assert entry[side]["changed"] == expected, (entry["threshold"], side)
     assert {e["threshold"] for e in moved if any(e[s] and e[s]["changed"] for s in ("lower", "higher"))} == {
         "abrupt_ratio", "growth_ratio"}
+    # handed the base decisions it would make, it decides no rule at the base thresholds again
+    decided = sc.thresholds_read(results, claims, PAPER, None)
+    calls.clear()
+    assert sc.threshold_sensitivity(rows, results, claims, PAPER, decided=decided) == moved
+    assert sorted(calls) == pytest.approx(sorted([1.8, 1.8, 1.8 / 1.25, 1.8 * 1.25]))
 
 
 def test_a_claim_says_which_threshold_moves_its_verdict():
