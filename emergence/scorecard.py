@@ -23,7 +23,7 @@ import yaml
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
-from emergence.experiments.run_statistics import unit_jump_widths
+from emergence.experiments.run_statistics import jump_widths
 from emergence.io import read_netcdf
 from emergence.stability import NOT_TESTED, decide_each, resampled_verdicts, stability, with_untested
 from emergence.survival import benjamini_hochberg
@@ -135,7 +135,7 @@ def unit_jump_ratios(analysis: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """[seed, unit] jump width over emergence step, censored where the unit emerged but did not
     solve within the budget (width >= budget - plateau end, a lower bound); NaN where it never
     left the plateau or never emerged (no jump, or one whose timing is unknown)."""
-    width, unfinished = unit_jump_widths(analysis)
+    width, unfinished = jump_widths(analysis)
     em = analysis["unit_emergence_step"].values
     emerged = analysis["unit_emergence_censored"].values == 0
     ratio = np.where(np.isfinite(width) & emerged & (em > 0), width / np.where(em > 0, em, 1.0), np.nan)

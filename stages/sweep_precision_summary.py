@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.run_statistics import analyse, unit_jump_widths, unstack_cells
+from emergence.experiments.run_statistics import analyse, jump_widths, unstack_cells
 from emergence.io import read_netcdf, write_netcdf
 from emergence.precision import PRECISIONS
 from emergence.stage import stage_run
@@ -43,7 +43,7 @@ def precision_statistics(analysed: xr.Dataset, n_boot: int, level: float) -> dic
     out["final_loss"] = (float(np.nanmean(loss)), *_bootstrap(loss, np.nanmean, n_boot, level))
     # every unit that left the plateau, the jumps unfinished at the budget censored: the median
     # of the finished ones alone would favour whichever precision's slow jumps finish least
-    width, unfinished = unit_jump_widths(analysed)
+    width, unfinished = jump_widths(analysed)
     out["unit_transition_width"] = (km_median_of_rows(width, unfinished),
                                     *bootstrap_rows_km_median(width, unfinished, n_boot, level))
     return out

@@ -117,15 +117,17 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
     return xr.Dataset(data_vars, coords={"seed": seeds, unit: units}, attrs=attrs)
 
 
-def unit_jump_widths(analysed: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
-    """[seed, unit] steps from a unit's plateau end to solved, and censored: a unit that left the
-    plateau but did not solve within the budget carries budget - plateau end, a lower bound (the
-    slow jumps stay in, as Kaplan-Meier needs them); NaN where it never left the plateau."""
+def jump_widths(analysed: xr.Dataset, per: str = "unit") -> tuple[np.ndarray, np.ndarray]:
+    """Steps from plateau end to solved, [seed, unit] (`per` "unit") or [seed] (`per` "seed"), and
+    censored: one that left the plateau but did not solve within the budget carries budget -
+    plateau end, a lower bound (the slow jumps stay in, as Kaplan-Meier needs them); NaN where it
+    never left the plateau."""
+    prefix = {"unit": "unit_", "seed": ""}[per]
     budget = float(analysed.attrs["budget_step"])
-    pe = analysed["unit_plateau_end_step"].values
-    left = analysed["unit_plateau_end_censored"].values == 0
-    solved = analysed["unit_solved_censored"].values == 0
-    width = np.where(solved, analysed["unit_solved_step"].values - pe, budget - pe)
+    pe = analysed[f"{prefix}plateau_end_step"].values
+    left = analysed[f"{prefix}plateau_end_censored"].values == 0
+    solved = analysed[f"{prefix}solved_censored"].values == 0
+    width = np.where(solved, analysed[f"{prefix}solved_step"].values - pe, budget - pe)
     return np.where(left, width, np.nan), left & ~solved
 
 
@@ -136,7 +138,7 @@ def summary_metrics(analysed: xr.Dataset) -> dict:
     med = km_median(t, c)
     solved = int((analysed["solved_censored"].values == 0).sum())
     lo, hi = bootstrap_km_median(t, c, n_boot=500)
-    width, unfinished = unit_jump_widths(analysed)
+    width, unfinished = jump_widths(analysed)
     finite = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
     return {
         "n_seeds": n,
