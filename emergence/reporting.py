@@ -43,8 +43,11 @@ def fmt_step(x: float, censored: bool = False) -> str:
 
 
 def fmt(x: float, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+    """A number to `digits` significant digits; ∞ for an unreached median or ratio, n/a for none."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "-∞"
     return f"{x:.{digits}g}"
 
 

@@ -1,6 +1,7 @@
 import ast
 import base64
 import json
+import math
 import nbformat
 import pytest
 import re
@@ -345,3 +346,11 @@ def test_hidden_output_check_finds_a_call_inside_a_block():
 def test_every_chapter_shows_the_text_and_tables_it_builds():
     for chapter in sorted((REPO_ROOT / "report" / "chapters").glob("*.py")):
         assert _hidden_outputs(chapter.read_text()) == [], chapter.name
+
+
+def test_report_numbers_tell_unreached_from_undefined():
+    from emergence.reporting import fmt
+
+    assert fmt(float("inf")) == "∞" and fmt(-math.inf) == "-∞"  # an unreached KM median or ratio
+    assert fmt(float("nan")) == "n/a" and fmt(None) == "n/a"
+    assert fmt(401.318, 4) == "401.3"
