@@ -12,6 +12,7 @@ from emergence import precision
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
 from emergence.experiments.cells import cell_key, with_budget
+from emergence.experiments.precision_check import sweep_files
 from emergence.experiments.runner import run_training
 from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
@@ -177,3 +178,16 @@ def test_unfinished_jumps_stay_in_the_width_as_censored():
     # every jump finished: the plain median of the widths
     assert precision_statistics(_analysed(np.full((4, 4), 50.0), 600.0, 1000.0), 400, 0.9)[
         "unit_transition_width"] == (50.0, 50.0, 50.0)
+
+
+def test_budget_factor_lengthens_both_cells_of_its_task_only(smoke_params):
+    params = copy.deepcopy(smoke_params)
+    params["sweeps"]["precision"]["budget_factor"] = {"cellular_automata": 3}
+    files = {f.name: f for f in sweep_files(params)}
+    steps = {task: [cell[task]["train"]["steps"] for cell in files[task].cells] for task in files}
+    assert steps["cellular_automata"] == [3 * params["cellular_automata"]["train"]["steps"]] * 2
+    assert steps["linear_map"] == [params["linear_map"]["train"]["steps"]] * 2
+    # the linear map's cell in its own precision is the one linear_map_train trains (one cache entry)
+    own = next(c for c in files["linear_map"].cells
+               if c["linear_map"]["train"]["precision"] == params["linear_map"]["train"]["precision"])
+    assert own["linear_map"] == params["linear_map"]

@@ -3,24 +3,31 @@ and of the automata trained in both precisions, side by side.
 
 Each task's section is trained as it stands (its own precision: the linear map's cell is the
 one linear_map_train trains, shared through the cell cache) and once more in the other
-precision. The comparison, and the rule that decides whether bf16 may be a default, are the
-summary stage's (stages/sweep_precision_summary.py).
+precision, for `budget_factor` times the section's steps where that is set for a task: the
+jump widths are compared, and a jump unfinished at the budget is censored, so a budget that
+leaves most jumps unfinished cannot decide. Training is the same up to the section's own budget (a constant
+learning rate after warm-up; the schedule does not depend on the total), so the longer run
+contains the shorter one. The comparison, and the rule that decides whether bf16 may be a
+default, are the summary stage's (stages/sweep_precision_summary.py).
 """
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-
 
 from emergence.experiments.cells import SweepFile, task_module, write_sweep
 from emergence.precision import PRECISIONS
 from emergence.schema import ConfigError, number
 
+MAX_FACTOR = 100
+
+
 @dataclass(frozen=True, kw_only=True)
 class PrecisionCheckArgs:
     tasks: list[str]                           # task sections compared (linear_map, cellular_automata)
     n_boot: int = number(100, 100_000)
+    budget_factor: dict[str, int] = field(default_factory=dict)  # task -> its cells train this many times its steps
 
     def check(self, key: str) -> None:
         for task in self.tasks:
@@ -28,15 +35,22 @@ class PrecisionCheckArgs:
                 task_module(task)
             except ValueError as err:
                 raise ConfigError(f"{key}.tasks: {err}") from None
+        for task, factor in self.budget_factor.items():
+            if task not in self.tasks:
+                raise ConfigError(f"{key}.budget_factor.{task}: not a compared task (tasks: {', '.join(self.tasks)})")
+            if not 1 <= factor <= MAX_FACTOR:
+                raise ConfigError(f"{key}.budget_factor.{task}: expected int in [1, {MAX_FACTOR}], got {factor!r}")
 
 
 def sweep_files(params: dict) -> list[SweepFile]:
     files = []
-    for task in params["sweeps"]["precision"]["tasks"]:
+    settings = params["sweeps"]["precision"]
+    for task in settings["tasks"]:
         cells = []
         for precision in PRECISIONS:
             section = copy.deepcopy(params[task])
             section["train"]["precision"] = precision
+            section["train"]["steps"] *= settings["budget_factor"].get(task, 1)
             cells.append({"profile": params["profile"], task: section})
         files.append(SweepFile(task, cells, {"experiment": "sweep:precision", "task": task,
                                              "profile": params["profile"]},

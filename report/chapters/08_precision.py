@@ -16,8 +16,10 @@
 # training forward's matmuls run in bfloat16 (weights, optimiser state, loss and every
 # evaluation stay float32; the CPU attention kernel and the recurrent mixers' scans stay
 # float32 too). The default cells of the linear map and of the cellular automata are trained
-# in both precisions with the same seeds and data, and compared on the statistics the claims
-# use: Kaplan-Meier medians of the plateau end and of emergence, the mean final loss and the
+# in both precisions with the same seeds and data (a task may train longer than its default
+# cell, `sweeps.precision.budget_factor`, so that its jumps finish: the run is the same up to
+# the default's budget, and an unfinished jump has no width to compare; the table gives each
+# task's steps), and compared on the statistics the claims use: Kaplan-Meier medians of the plateau end and of emergence, the mean final loss and the
 # Kaplan-Meier median per-unit jump width (jumps unfinished at the budget censored), each with a
 # bootstrap interval over seeds. A statistic *differs* when either precision's value lies
 # outside the other's interval; a task whose statistics differ, or where one is unreached in
