@@ -43,13 +43,13 @@ from emergence.experiments import bias_intervention, cells, language_model as lm
 from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
 from emergence.executor import expected_seconds, makespan
-from emergence.experiments.cache import build_plan, entry_of, on_slurm, thread_dependent
+from emergence.experiments.cache import bound_to_process, build_plan, entry_of, on_slurm
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
 from emergence.params import PROFILES, REPO_ROOT, merged_params
 from emergence.stage import SCRATCH
-from emergence.experiments.runner import runs_on, seed_groups
+from emergence.experiments.runner import seed_groups
 from emergence.train import resolve_device, schedules
 from stages.lm_train import variant_requests, variant_seconds
 
@@ -261,11 +261,11 @@ def build_wall(execution: dict, seconds: list[float], trains: list[dict]) -> flo
 
 def one_pool_seconds(execution: dict, builds: list[tuple[float, dict]], stage_by_stage: float) -> float:
     """Expected wall seconds of `builds` (seconds in this process, train section) as `make report`
-    builds them: emergence/prebuild.py's one pool over every stage's entries, then the CPU-bfloat16
-    ones in their stages' processes; where the pool would be this one process, the stages build
-    everything, in `stage_by_stage` seconds."""
-    pooled = [(s, t) for s, t in builds if not thread_dependent(runs_on(t))]
-    left = sum(s for s, t in builds if thread_dependent(runs_on(t)))
+    builds them: emergence/prebuild.py's one pool over every stage's entries, then those bound to
+    their stages' processes (CPU bfloat16 with the threads left to the process); where the pool
+    would be this one process, the stages build everything, in `stage_by_stage` seconds."""
+    pooled = [(s, t) for s, t in builds if not bound_to_process(t)]
+    left = sum(s for s, t in builds if bound_to_process(t))
     seconds, trains = [s for s, _ in pooled], [t for _, t in pooled]
     if len(pooled) < 2 or not on_slurm(execution, trains) and build_plan(execution, trains, seconds).workers < 2:
         return stage_by_stage

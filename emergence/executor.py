@@ -7,7 +7,7 @@ workers, waits, and the stage then reads every entry from the cache exactly as i
 nothing was missing. The outputs are the same bytes however many workers built them: in
 float32 the thread count does not change a result on this CPU (tested); entries whose
 results do depend on it (CPU bfloat16, whose cache keys record the threads) are built in the
-stage's own process.
+stage's own process, unless their `train.threads` fixes the count for any process.
 
 Threads never exceed cores: each worker runs `threads_per_worker` torch threads (or the
 cells' own `train.threads` where set), and the pool has at most cores // threads workers; where
@@ -161,18 +161,19 @@ def makespan(costs: list[float], workers: int) -> float:
 
 
 def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str = "cpu",
-         thread_dependent: bool = False) -> Plan:
+         bound_here: bool = False) -> Plan:
     """Workers and threads for building entries that cost `costs` (expected seconds in this
     process with every core: emergence/experiments/cells.build_seconds). Workers only where they
     are expected to finish sooner by more than a worker takes to start (`worker_start_s`: a
     spawned process imports torch and the library before its first entry): a worker runs each
     entry `slowdown` times slower, so one long entry among short ones, three on two workers, or
     a few seconds of entries, build faster here. `cell_threads` is the cells' own
-    `train.threads` (0: unset). In this process: CUDA (one device), and entries whose results
-    depend on the thread count (CPU bfloat16: their cache keys record this process's threads,
-    so no plan may change them)."""
+    `train.threads` (0: unset). In this process: CUDA (one device), and entries bound to it
+    (`bound_here`: results that depend on the thread count, CPU bfloat16, where the cells leave
+    the count to the process, so that their cache keys record this process's threads and no
+    plan may change them)."""
     cores, here = usable_cores(), Plan(1, torch.get_num_threads())
-    if device != "cpu" or thread_dependent or len(costs) < 2:
+    if device != "cpu" or bound_here or len(costs) < 2:
         return here
     threads = min(cell_threads or execution["threads_per_worker"], cores)
     workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))

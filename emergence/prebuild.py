@@ -10,8 +10,9 @@ stages have fewer cells than cores. Here the missing cells and language models o
 to run (`cost.stages_to_run`) go to one pool of workers, or one SLURM job array, longest first;
 the stages then find them in the cell cache and write, byte for byte, what `dvc repro` alone
 would have written (a float32 cell's bytes do not depend on the process or the thread count
-that trains it). CPU-bfloat16 cells, whose cache keys record the training process's threads,
-are left to their stages. Where the executor would build in one process (one core, a GPU), this
+that trains it). CPU-bfloat16 cells that leave the thread count to the training process, whose
+cache keys then record its threads, are left to their stages; with `train.threads` set they
+join the pool. Where the executor would build in one process (one core, a GPU), this
 builds nothing and the stages build as before.
 
 By the executor's own model over the default plan calibrated on 2 cores: 7,201 s of training
@@ -34,9 +35,8 @@ from pathlib import Path
 from emergence import build_log
 from emergence.config import load_params, validate
 from emergence.cost import planned_cells, runs, stages_to_run
-from emergence.experiments.cache import build_missing, thread_dependent
+from emergence.experiments.cache import bound_to_process, build_missing
 from emergence.experiments.cells import cell_request, task_of
-from emergence.experiments.runner import runs_on
 from emergence.params import PROFILES, REPO_ROOT
 from emergence.stage import PREBUILD, SCRATCH, record_time, stage_started
 from stages.lm_train import variant_requests
@@ -44,15 +44,15 @@ from stages.lm_train import variant_requests
 def pooled_requests(params: dict, scratch: Path = SCRATCH,
                     running: set[str] | None = None) -> list[tuple[tuple, dict]]:
     """(cell-cache request, its train section) of every cell and language model the training
-    stages among `running` (None: all) ask for, but those whose results depend on the thread
-    count; the cache skips what it holds."""
+    stages among `running` (None: all) ask for, but those bound to their stage's process (CPU
+    bfloat16 with the threads left to the process); the cache skips what it holds."""
     out = [(cell_request(cell, scratch, checkpoints), cell[task_of(cell)]["train"])
            for stage, planned in planned_cells(params).items() if runs(stage, running)
            for cell, checkpoints in planned]
     if runs("lm_train", running):
         out += [(request, params["language_model"]["train"])
                 for request in variant_requests(params, scratch).values()]
-    return [(request, train) for request, train in out if not thread_dependent(runs_on(train))]
+    return [(request, train) for request, train in out if not bound_to_process(train)]
 
 
 def prebuild(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> None:

@@ -147,8 +147,8 @@ def test_the_wall_time_follows_the_executor(tmp_path):
 def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path, monkeypatch, cores, gain):
     """`make report` builds every stage's cells in one pool (emergence/prebuild.py): stages with
     fewer cells than workers no longer leave workers idle (on 8 cores most stages have fewer
-    cells than cores). In one process both are the device time; the CPU-bfloat16 cells stay in
-    their stages' processes either way."""
+    cells than cores). In one process both are the device time; CPU-bfloat16 cells that leave
+    their threads to the process stay in their stages' processes either way."""
     from emergence import executor
 
     monkeypatch.setattr(executor, "usable_cores", lambda: cores)
@@ -159,7 +159,13 @@ def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path,
     assert pooled < (1 - gain) * by_stage
     bf16 = sum(cells.cell_build_seconds(c) for planned in planned_cells(params).values() for c, _ in planned
                if c[cells.task_of(c)]["train"]["precision"] != "float32") / 3600
-    assert bf16 > 0 and pooled > bf16 + (sum(table["device-hours"]) - bf16) / cores  # workers, no faster than alone
+    assert bf16 > 0 and pooled > sum(table["device-hours"]) / cores  # workers, no faster than alone
+    # bfloat16 twins that leave their threads to the process stay in their stage, beside the pool
+    loose = copy.deepcopy(params)
+    loose["sweeps"]["precision"]["bf16_threads"] = 0
+    table = plan_table(loose, speed, scratch=tmp_path)[0]
+    assert table.attrs["one pool hours"] > bf16 + (sum(table["device-hours"]) - bf16) / cores
+    assert table.attrs["one pool hours"] > pooled
     one = copy.deepcopy(params)
     one["execution"]["workers"] = 1
     table = plan_table(one, speed, scratch=tmp_path)[0]

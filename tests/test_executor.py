@@ -28,7 +28,7 @@ def test_threads_never_exceed_the_cores(monkeypatch):
     assert plan(dict(one, workers=3), [1.0] * 3) == Plan(3, 1)  # unless `workers` is set
     assert plan(auto, [1.0] * 10, cell_threads=8) == Plan(2, 8)        # the cells' own train.threads win
     assert plan(auto, [1.0]).workers == 1 and plan(auto, [1.0] * 10, device="cuda").workers == 1
-    assert plan(auto, [1.0] * 10, thread_dependent=True).workers == 1  # CPU bfloat16: keys record the threads
+    assert plan(auto, [1.0] * 10, bound_here=True).workers == 1  # CPU bfloat16: keys record the threads
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     assert plan(dict(auto, threads_per_worker=2), [1.0] * 10).workers == 1  # one worker: this process builds
 

@@ -3,22 +3,39 @@ import copy
 
 from emergence.config import load_params
 from emergence.cost import stage_entries
-from emergence.experiments.cache import entry_of, thread_dependent
+import torch
+
+from emergence.experiments.cache import bound_to_process, entry_of, thread_dependent
 from emergence.experiments.runner import runs_on
+from emergence.precision import bf16_support
 from emergence.prebuild import pooled_requests
+
+HAS_BF16 = bf16_support(torch.device("cpu"))[0]
 
 
 def _entries(requests, scratch):
     return {entry_of(scratch, name, key) for (name, key, _, _), _ in requests}
 
 
-def test_the_prebuild_asks_for_every_stages_cells_but_the_thread_dependent_ones(tmp_path):
+def _planned_and_pooled(params, scratch):
+    planned = {e: cost[-1] for _, entries in stage_entries(params, scratch) for e, cost in entries.items()}
+    return planned, _entries(pooled_requests(params, scratch), scratch)
+
+
+def test_the_prebuild_asks_for_every_stages_cells_but_those_bound_to_their_stage(tmp_path):
     params = load_params(profile="smoke")
-    planned = {e: cost[-1] for _, entries in stage_entries(params, tmp_path) for e, cost in entries.items()}
-    pooled = _entries(pooled_requests(params, tmp_path), tmp_path)
-    left = {e for e, train in planned.items() if thread_dependent(runs_on(train))}
-    assert left, "the smoke profile has CPU-bfloat16 cells (the precision check)"
-    assert pooled == set(planned) - left
+    planned, pooled = _planned_and_pooled(params, tmp_path)
+    bf16 = {e for e, train in planned.items() if thread_dependent(runs_on(train))}
+    assert pooled == set(planned) - {e for e, train in planned.items() if bound_to_process(train)}
+    # the precision check's bfloat16 twins fix their threads (sweeps.precision.bf16_threads): pooled
+    assert bf16 <= pooled and (bool(bf16) == HAS_BF16)
+    # left to the process, the threads are this process's and in the key: the stage builds them
+    loose = copy.deepcopy(params)
+    loose["sweeps"]["precision"]["bf16_threads"] = 0
+    planned, pooled = _planned_and_pooled(loose, tmp_path)
+    bound = {e for e, train in planned.items() if bound_to_process(train)}
+    assert bound == {e for e, train in planned.items() if thread_dependent(runs_on(train))}
+    assert bool(bound) == HAS_BF16 and pooled == set(planned) - bound
     # a language model and the linear-map run, whose stage trains it on the task file, are among them
     names = {e.name.split("-")[0] for e in pooled}
     assert {"language_model", "linear_map", "cellular_automata"} <= names
@@ -57,3 +74,29 @@ def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path)
         built = [u for u in build_log.LOOKUPS if u["built"]]
         assert (not built) if pooled else (built and not build_log.POOLS)
     assert files["pooled"].read_bytes() == files["alone"].read_bytes()
+
+
+def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp_path):
+    """The precision check's cells, bfloat16 twins included (their threads fixed), built by a pool
+    of workers and then by the stage alone in this process with all its threads: same file."""
+    from emergence import build_log
+    from emergence.experiments.precision_check import run
+    from emergence.prebuild import prebuild
+
+    params = load_params(profile="smoke")
+    params["sweeps"]["precision"]["tasks"] = ["linear_map"]
+    pool = copy.deepcopy(params)
+    pool["execution"].update(worker_start_s=0.0, slowdown=1.0, workers=2)
+    out = {}
+    for name, pooled in (("pooled", True), ("alone", False)):
+        scratch = tmp_path / name / "scratch"
+        del build_log.LOOKUPS[:], build_log.POOLS[:]
+        if pooled:
+            prebuild(pool, scratch, {"sweep_precision"})
+            assert build_log.POOLS and build_log.POOLS[0]["workers"] == 2
+            del build_log.LOOKUPS[:]
+        run(params, tmp_path / name / "cells", scratch)
+        built = [u for u in build_log.LOOKUPS if u["built"]]
+        assert (not built) if pooled else len(built) == 2
+        out[name] = (tmp_path / name / "cells" / "linear_map.nc").read_bytes()
+    assert out["pooled"] == out["alone"]

@@ -42,6 +42,15 @@ def thread_dependent(runs: dict) -> bool:
     return "threads" in runs
 
 
+def bound_to_process(train: dict) -> bool:
+    """Whether an entry trained with this `train` section must be built in the stage's own
+    process: its bytes depend on the thread count and the section leaves that count to the
+    process (`threads: 0`), so its key records this process's threads. One whose section sets
+    `threads` gives the same bytes in any process that builds it (each sets that many), so
+    workers and SLURM tasks may take it."""
+    return thread_dependent(runs_on(train)) and not train["threads"]
+
+
 def entry_of(scratch: Path, name: str, key: object) -> Path:
     return scratch / "cells" / f"{name}-{config_hash(key)}"
 
@@ -67,24 +76,24 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None])
     return entry
 
 
-def _keeps_threads(trains: list[dict]) -> bool:
-    return any(thread_dependent(runs_on(train)) for train in trains)
+def _bound(trains: list[dict]) -> bool:
+    return any(bound_to_process(train) for train in trains)
 
 
 def on_slurm(execution: dict, trains: list[dict]) -> bool:
-    """Whether entries trained with these `train` sections go to SLURM: never the CPU-bfloat16
-    ones, whose keys record this process's threads."""
-    return execution["executor"] == "slurm" and not _keeps_threads(trains)
+    """Whether entries trained with these `train` sections go to SLURM: never those bound to
+    this process (CPU bfloat16 with the threads left to it: their keys record its threads)."""
+    return execution["executor"] == "slurm" and not _bound(trains)
 
 
 def build_plan(execution: dict, trains: list[dict], costs: list[float]) -> Plan:
     """How this machine builds entries costing `costs` (expected seconds in this process), told
-    by their `train` sections the threads a build asks for, its device, and whether its results
-    depend on the thread count (emergence/executor.py's `plan`)."""
+    by their `train` sections the threads a build asks for, its device, and whether an entry is
+    bound to this process (`bound_to_process`; emergence/executor.py's `plan`)."""
     runs = [runs_on(train) for train in trains]
     return plan(execution, costs, cell_threads=max((t["threads"] for t in trains), default=0),
                 device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
-                thread_dependent=_keeps_threads(trains))
+                bound_here=_bound(trains))
 
 
 def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], None]) -> list[dict]:
@@ -99,8 +108,8 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     worker processes where `execution` expects them to finish sooner (`build_plan`), or as one
     SLURM array (its task logs
     under scratch/slurm/<the running stage>/); `build` must be picklable (a partial of a
-    module-level function). CPU-bfloat16 entries, whose keys record this process's threads,
-    are always built here. Each is built once however often it is requested; the
+    module-level function). Entries bound to this process (`bound_to_process`: CPU bfloat16
+    with the threads left to it, so their keys record its threads) are always built here. Each is built once however often it is requested; the
     entries' build records join this process's log, so the stage's timing counts them as
     built. Entries left to this process are built by the stage's own lookups."""
     todo: dict[Path, tuple] = {}

@@ -3,7 +3,8 @@ and of the automata trained in both precisions, side by side.
 
 Each task's section is trained as it stands (its own precision: the linear map's cell is the
 one linear_map_train trains, shared through the cell cache) and once more in the other
-precision, for `budget_factor` times the section's steps where that is set for a task: the
+precision (the bfloat16 twin with `bf16_threads` threads where its section leaves them to
+the process), for `budget_factor` times the section's steps where that is set for a task: the
 jump widths are compared, and a jump unfinished at the budget is censored, so a budget that
 leaves most jumps unfinished cannot decide. Training is the same up to the section's own budget (a constant
 learning rate after warm-up; the schedule does not depend on the total), so the longer run
@@ -28,6 +29,7 @@ class PrecisionCheckArgs:
     tasks: list[str]                           # task sections compared (linear_map, cellular_automata)
     n_boot: int = number(100, 100_000)
     budget_factor: dict[str, int] = field(default_factory=dict)  # task -> its cells train this many times its steps
+    bf16_threads: int = number(0, 4096)        # threads of a bfloat16 twin whose section leaves them to the process
 
     def check(self, key: str) -> None:
         for task in self.tasks:
@@ -49,8 +51,13 @@ def sweep_files(params: dict) -> list[SweepFile]:
         cells = []
         for precision in PRECISIONS:
             section = copy.deepcopy(params[task])
+            twin = precision != params[task]["train"]["precision"]
             section["train"]["precision"] = precision
             section["train"]["steps"] *= settings["budget_factor"].get(task, 1)
+            if twin and precision != "float32" and not section["train"]["threads"]:
+                # fixed, so that its bytes (which the thread count changes under CPU bfloat16) do
+                # not depend on the process that builds it, and a worker or SLURM task may
+                section["train"]["threads"] = settings["bf16_threads"]
             cells.append({"profile": params["profile"], task: section})
         files.append(SweepFile(task, cells, {"experiment": "sweep:precision", "task": task,
                                              "profile": params["profile"]},
