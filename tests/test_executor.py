@@ -154,3 +154,14 @@ def test_a_sweep_built_by_two_workers_has_the_bytes_of_one_process(tmp_path, mon
     usage = build_log.usage()
     assert usage["cells_built"] == 0 and usage["cells_reused"] == 3  # a rerun builds nothing
     assert usage["workers"] == 2  # and records the workers a cold build would use, for the cold estimate
+
+
+def test_entries_that_fix_their_threads_go_to_workers_even_where_threads_would_pay(monkeypatch):
+    """This process would build them on their own few threads too, so a worker is no slower:
+    one long entry and one short, which this process builds sooner with every thread, go to two
+    one-thread workers when each fixes one thread."""
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.53, "worker_start_s": 3.0}
+    assert plan(two, [900.0, 300.0]).workers == 1                                   # 900 x 1.53 > 1200
+    assert plan(two, [900.0, 300.0], cell_threads=1, fixed_threads=True) == Plan(2, 1)
+    assert plan(two, [1.0, 1.0], cell_threads=1, fixed_threads=True).workers == 1    # the start costs more

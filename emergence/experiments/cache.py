@@ -93,7 +93,7 @@ def build_plan(execution: dict, trains: list[dict], costs: list[float]) -> Plan:
     runs = [runs_on(train) for train in trains]
     return plan(execution, costs, cell_threads=max((t["threads"] for t in trains), default=0),
                 device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
-                bound_here=_bound(trains))
+                bound_here=_bound(trains), fixed_threads=bool(trains) and all(t["threads"] for t in trains))
 
 
 def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], None]) -> list[dict]:
