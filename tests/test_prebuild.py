@@ -49,54 +49,53 @@ def test_the_prebuild_asks_only_for_the_stages_dvc_will_run(tmp_path):
     assert pooled_requests(params, tmp_path, set()) == []
 
 
-def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path):
-    """The prebuild's pool of one-thread workers builds a sparsity row's cells; the stage's own
-    code then builds nothing and writes the file it writes when it builds them itself."""
+def _pooled_and_alone(tmp_path, params: dict, stage: str, write) -> dict[str, tuple[bytes, int]]:
+    """The bytes `write(params, scratch, folder)` writes (returning the file) and the entries it
+    built itself: once after the prebuild's pool of two one-thread workers built `stage`'s
+    cells (then it builds none), once alone in this process."""
     from emergence import build_log
-    from emergence.experiments.sparsity_sweep import run_row
-    from emergence.io import write_netcdf
     from emergence.prebuild import prebuild
 
-    params = load_params(profile="smoke")  # its cells are seconds long: the stage builds them in its own process
     pool = copy.deepcopy(params)
     pool["execution"].update(worker_start_s=0.0, slowdown=1.0, workers=2)  # a pool, however short the cells
-    row = params["sweeps"]["sparsity"]["grid"]["S08"]
-    files = {}
-    for name, pooled in (("pooled", True), ("alone", False)):
-        scratch = tmp_path / name / "scratch"
-        del build_log.LOOKUPS[:], build_log.POOLS[:]
-        if pooled:
-            prebuild(pool, scratch, {"sweep_sparsity@S08"})
-            assert build_log.POOLS and build_log.POOLS[0]["workers"] == 2
-            del build_log.LOOKUPS[:]
-        files[name] = tmp_path / name / "row.nc"
-        write_netcdf(run_row(params, "S08", row, scratch), files[name])
-        built = [u for u in build_log.LOOKUPS if u["built"]]
-        assert (not built) if pooled else (built and not build_log.POOLS)
-    assert files["pooled"].read_bytes() == files["alone"].read_bytes()
-
-
-def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp_path):
-    """The precision check's cells, bfloat16 twins included (their threads fixed), built by a pool
-    of workers and then by the stage alone in this process with all its threads: same file."""
-    from emergence import build_log
-    from emergence.experiments.precision_check import run
-    from emergence.prebuild import prebuild
-
-    params = load_params(profile="smoke")
-    params["sweeps"]["precision"]["tasks"] = ["linear_map"]
-    pool = copy.deepcopy(params)
-    pool["execution"].update(worker_start_s=0.0, slowdown=1.0, workers=2)
     out = {}
     for name, pooled in (("pooled", True), ("alone", False)):
         scratch = tmp_path / name / "scratch"
         del build_log.LOOKUPS[:], build_log.POOLS[:]
         if pooled:
-            prebuild(pool, scratch, {"sweep_precision"})
+            prebuild(pool, scratch, {stage})
             assert build_log.POOLS and build_log.POOLS[0]["workers"] == 2
             del build_log.LOOKUPS[:]
-        run(params, tmp_path / name / "cells", scratch)
-        built = [u for u in build_log.LOOKUPS if u["built"]]
-        assert (not built) if pooled else len(built) == 2
-        out[name] = (tmp_path / name / "cells" / "linear_map.nc").read_bytes()
-    assert out["pooled"] == out["alone"]
+        path = write(params, scratch, tmp_path / name)
+        out[name] = (path.read_bytes(), sum(u["built"] for u in build_log.LOOKUPS))
+        assert pooled or not build_log.POOLS  # the smoke cells are seconds long: alone, the stage builds them here
+    return out
+
+
+def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path):
+    """The prebuild's pool builds a sparsity row's cells; the stage's own code then builds
+    nothing and writes the file it writes when it builds them itself."""
+    from emergence.experiments.sparsity_sweep import run_row
+    from emergence.io import write_netcdf
+
+    def write(params, scratch, folder):
+        write_netcdf(run_row(params, "S08", params["sweeps"]["sparsity"]["grid"]["S08"], scratch), folder / "row.nc")
+        return folder / "row.nc"
+
+    out = _pooled_and_alone(tmp_path, load_params(profile="smoke"), "sweep_sparsity@S08", write)
+    assert out["pooled"][1] == 0 and out["alone"][1] > 0 and out["pooled"][0] == out["alone"][0]
+
+
+def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp_path):
+    """The precision check's cells, bfloat16 twin included (its threads fixed), built by the
+    pool's workers and then by the stage alone in this process with all its threads: same file."""
+    from emergence.experiments.precision_check import run
+
+    def write(params, scratch, folder):
+        run(params, folder / "cells", scratch)
+        return folder / "cells" / "linear_map.nc"
+
+    params = load_params(profile="smoke")
+    params["sweeps"]["precision"]["tasks"] = ["linear_map"]
+    out = _pooled_and_alone(tmp_path, params, "sweep_precision", write)
+    assert out["pooled"][1] == 0 and out["alone"][1] == 2 and out["pooled"][0] == out["alone"][0]
