@@ -43,7 +43,7 @@ from emergence.experiments import bias_intervention, cells, language_model as lm
 from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
 from emergence.executor import expected_seconds, makespan
-from emergence.experiments.cache import bound_to_process, build_plan, entry_of, on_slurm
+from emergence.experiments.cache import as_built, bound_to_process, build_plan, entry_of, on_slurm
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
@@ -256,7 +256,7 @@ def build_wall(execution: dict, seconds: list[float], trains: list[dict]) -> flo
         return 0.0
     if on_slurm(execution, trains):  # an array task per cell, nodes as fast as this device
         return makespan(seconds, min(len(seconds), execution["slurm"]["array_parallelism"]))
-    return expected_seconds(execution, seconds, build_plan(execution, trains, seconds))
+    return expected_seconds(as_built(execution, trains), seconds, build_plan(execution, trains, seconds))
 
 
 def one_pool_seconds(execution: dict, builds: list[tuple[float, dict]], stage_by_stage: float) -> float:

@@ -161,7 +161,7 @@ def makespan(costs: list[float], workers: int) -> float:
 
 
 def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str = "cpu",
-         bound_here: bool = False, fixed_threads: bool = False) -> Plan:
+         bound_here: bool = False) -> Plan:
     """Workers and threads for building entries that cost `costs` (expected seconds in this
     process with every core: emergence/experiments/cells.build_seconds). Workers only where they
     are expected to finish sooner by more than a worker takes to start (`worker_start_s`: a
@@ -171,17 +171,13 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
     `train.threads` (0: unset). In this process: CUDA (one device), and entries bound to it
     (`bound_here`: results that depend on the thread count, CPU bfloat16, where the cells leave
     the count to the process, so that their cache keys record this process's threads and no
-    plan may change them). `fixed_threads`: every entry sets its own thread count, which this
-    process would use too, so a worker is no slower than here and `slowdown` does not apply
-    (two one-thread processes on the 2-core AMD EPYC: 0.080 and 0.083 s a linear-map step
-    against 0.077 alone)."""
+    plan may change them)."""
     cores, here = usable_cores(), Plan(1, torch.get_num_threads())
     if device != "cpu" or bound_here or len(costs) < 2:
         return here
     threads = min(cell_threads or execution["threads_per_worker"], cores)
     workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))
-    if workers < 2 or sum(costs) <= pooled_seconds(dict(execution, slowdown=1.0) if fixed_threads else execution,
-                                                    costs, workers):
+    if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers):
         return here
     if not execution["workers"] and not cell_threads:
         # fewer entries than the cores hold workers: the spare cores go to the workers' threads

@@ -159,9 +159,15 @@ def test_a_sweep_built_by_two_workers_has_the_bytes_of_one_process(tmp_path, mon
 def test_entries_that_fix_their_threads_go_to_workers_even_where_threads_would_pay(monkeypatch):
     """This process would build them on their own few threads too, so a worker is no slower:
     one long entry and one short, which this process builds sooner with every thread, go to two
-    one-thread workers when each fixes one thread."""
+    one-thread workers when each fixes one thread, and the cost model expects what the plan does."""
+    from emergence.cost import build_wall
+    from emergence.experiments.cache import build_plan
+
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.53, "worker_start_s": 3.0}
-    assert plan(two, [900.0, 300.0]).workers == 1                                   # 900 x 1.53 > 1200
-    assert plan(two, [900.0, 300.0], cell_threads=1, fixed_threads=True) == Plan(2, 1)
-    assert plan(two, [1.0, 1.0], cell_threads=1, fixed_threads=True).workers == 1    # the start costs more
+    loose, fixed = ({"threads": threads, "device": "cpu", "precision": "float32"} for threads in (0, 1))
+    assert build_plan(two, [loose, loose], [900.0, 300.0]).workers == 1       # 900 x 1.53 > 1,200
+    assert build_plan(two, [fixed, fixed], [900.0, 300.0]) == Plan(2, 1)
+    assert build_wall(two, [900.0, 300.0], [fixed, fixed]) == 903.0           # the longest, after the start
+    assert build_plan(two, [fixed, loose], [900.0, 300.0]).workers == 1       # one would use every thread here
+    assert build_plan(two, [fixed, fixed], [1.0, 1.0]).workers == 1           # the start costs more
