@@ -29,6 +29,8 @@
 max_figure_seeds = 16
 
 # %%
+import json
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -78,6 +80,14 @@ else:
     if bf16_defaults:
         text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
                  "its results are not covered by this check.")
+# Under CPU bfloat16 the thread count changes the numbers (float32's do not), so say what it was.
+bf16_threads = sorted({json.loads(cells[str(t)].attrs["configs"])[j][str(t)]["train"]["threads"]
+                       for t in summary["task"].values for j, p in enumerate(cells[str(t)]["precision"].values)
+                       if str(p) != "float32" and cells[str(t)].attrs.get("device") == "cpu"})
+if bf16_threads:
+    threads = " or ".join(str(n) if n else "every" for n in bf16_threads)
+    text += (f" The bfloat16 runs trained on {threads} torch thread(s) of a CPU: under CPU bfloat16 the "
+             "thread count changes the numbers (a float32 run's do not depend on it).")
 md(text)
 
 # %% [markdown]
