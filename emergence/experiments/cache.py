@@ -117,9 +117,9 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     SLURM array (its task logs
     under scratch/slurm/<the running stage>/); `build` must be picklable (a partial of a
     module-level function). Entries bound to this process (`bound_to_process`: CPU bfloat16
-    with the threads left to it, so their keys record its threads) are always built here. Each is built once however often it is requested; the
-    entries' build records join this process's log, so the stage's timing counts them as
-    built. Entries left to this process are built by the stage's own lookups."""
+    with the threads left to it, so their keys record its threads) are always built here. Each
+    is built once however often it is requested; the entries' build records join this
+    process's log, so the stage's timing counts them as built. Entries left to this process are built by the stage's own lookups."""
     todo: dict[Path, tuple] = {}
     costs: dict[Path, float] = {}
     for name, key, build, cost in requests:

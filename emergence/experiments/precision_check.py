@@ -6,9 +6,9 @@ one linear_map_train trains, shared through the cell cache) and once more in the
 precision (the bfloat16 twin with `bf16_threads` threads where its section leaves them to
 the process), for `budget_factor` times the section's steps where that is set for a task: the
 jump widths are compared, and a jump unfinished at the budget is censored, so a budget that
-leaves most jumps unfinished cannot decide. Training is the same up to the section's own budget (a constant
-learning rate after warm-up; the schedule does not depend on the total), so the longer run
-contains the shorter one. The comparison, and the rule that decides whether bf16 may be a
+leaves most jumps unfinished cannot decide. Training is the same up to the section's own
+budget (a constant learning rate after warm-up; the schedule does not depend on the total), so
+the longer run contains the shorter one. The comparison, and the rule that decides whether bf16 may be a
 default, are the summary stage's (stages/sweep_precision_summary.py).
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ def sweep_files(params: dict) -> list[SweepFile]:
             section["train"]["steps"] *= settings["budget_factor"].get(task, 1)
             if twin and precision != "float32" and not section["train"]["threads"]:
                 # fixed, so that its bytes (which the thread count changes under CPU bfloat16) do
-                # not depend on the process that builds it, and a worker or SLURM task may
+                # not depend on the process that builds it: a worker or SLURM task may build it
                 section["train"]["threads"] = settings["bf16_threads"]
             cells.append({"profile": params["profile"], task: section})
         files.append(SweepFile(task, cells, {"experiment": "sweep:precision", "task": task,
