@@ -42,8 +42,7 @@ from emergence.config import load_params, validate
 from emergence.experiments import bias_intervention, cells, language_model as lm, mixer_comparison
 from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
-from emergence.executor import expected_seconds, makespan
-from emergence.experiments.cache import as_built, bound_to_process, build_plan, entry_of, on_slurm
+from emergence.experiments.cache import bound_to_process, build_plan, entry_of, handout_seconds, on_slurm, pieces, splits
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
@@ -200,18 +199,19 @@ def stages_to_run(root: Path = REPO_ROOT) -> set[str] | None:
 def stage_entries(params: dict, scratch: Path = SCRATCH,
                   running: set[str] | None = None) -> list[tuple[str, dict[Path, tuple]]]:
     """Each training stage's cell-cache entries (the language models' too), in pipeline order,
-    each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section); only the stages
-    `runs` finds among `running`."""
+    each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section, its seed groups'
+    shares if the executor may train them apart); only the stages `runs` finds among `running`."""
     out = [(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)):
-                    (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c), c[cells.task_of(c)]["train"])
+                    (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c), c[cells.task_of(c)]["train"],
+                     cells.group_shares(c[cells.task_of(c)]["train"]))
                     for c, ckpt in planned})
            for stage, planned in planned_cells(params).items() if runs(stage, running)]
     if not runs("lm_train", running):
         return out
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
-    out.append(("lm_train", {entry_of(scratch, task, key): (*lm_cost[name], language_model_kind(params, name),
-                                                            params["language_model"]["train"])
-                             for name, (task, key, _, _) in variant_requests(params, scratch).items()}))
+    out.append(("lm_train", {entry_of(scratch, r.name, r.key): (*lm_cost[name], language_model_kind(params, name),
+                                                                params["language_model"]["train"], ())
+                             for name, r in variant_requests(params, scratch).items()}))
     return out
 
 
@@ -233,13 +233,14 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     for stage, entries in stage_entries(params, scratch, running):
         build = {e: cost for e, cost in entries.items() if e not in seen and not e.exists()}
         seen.update(entries)
-        seconds = [modelled * factor(kind) for _, _, modelled, kind, _ in build.values()] if speed else []
-        trains = [train for *_, train in build.values()]
-        every += zip(seconds, trains)
+        seconds = [modelled * factor(kind) for _, _, modelled, kind, _, _ in build.values()] if speed else []
+        trains = [train for *_, train, _ in build.values()]
+        shares = [s for *_, s in build.values()]
+        every += zip(seconds, trains, shares)
         rows.append({"stage": stage, "cells": len(entries), "to build": len(build),
                      "seed-steps": sum(c[1] for c in build.values()), "flops": sum(c[0] for c in build.values()),
                      "seconds": sum(seconds) if speed else float("nan"),
-                     "wall": build_wall(execution, seconds, trains) if speed else float("nan")})
+                     "wall": build_wall(execution, seconds, trains, shares) if speed else float("nan")})
     table = pd.DataFrame(rows)
     total = float(table["seconds"].sum()) if speed else float("nan")
     table.attrs["one pool hours"] = (one_pool_seconds(execution, every, float(table["wall"].sum())) / 3600
@@ -249,27 +250,27 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     return table, total
 
 
-def build_wall(execution: dict, seconds: list[float], trains: list[dict]) -> float:
+def build_wall(execution: dict, seconds: list[float], trains: list[dict], shares: list[tuple[float, ...]]) -> float:
     """Expected wall seconds of building entries that take `seconds` in this process, trained
-    with these `train` sections, the way cache.build_missing builds them."""
-    if not seconds:
-        return 0.0
-    if on_slurm(execution, trains):  # an array task per cell, nodes as fast as this device
-        return makespan(seconds, min(len(seconds), execution["slurm"]["array_parallelism"]))
-    return expected_seconds(as_built(execution, trains), seconds, build_plan(execution, trains, seconds))
+    with these `train` sections, the way cache.build_missing builds them: whole, or split into
+    their seed groups (`shares` of each entry's seconds) where that is expected to be sooner."""
+    entries = [(s, tuple(s * f for f in share)) for s, share in zip(seconds, shares)]
+    costs = pieces(entries) if splits(execution, trains, entries) else seconds
+    return handout_seconds(execution, trains, costs)
 
 
-def one_pool_seconds(execution: dict, builds: list[tuple[float, dict]], stage_by_stage: float) -> float:
-    """Expected wall seconds of `builds` (seconds in this process, train section) as `make report`
-    builds them: emergence/prebuild.py's one pool over every stage's entries, then those bound to
-    their stages' processes (CPU bfloat16 with the threads left to the process); where the pool
-    would be this one process, the stages build everything, in `stage_by_stage` seconds."""
-    pooled = [(s, t) for s, t in builds if not bound_to_process(t)]
-    left = sum(s for s, t in builds if bound_to_process(t))
-    seconds, trains = [s for s, _ in pooled], [t for _, t in pooled]
+def one_pool_seconds(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]], stage_by_stage: float) -> float:
+    """Expected wall seconds of `builds` (seconds in this process, train section, seed-group
+    shares) as `make report` builds them: emergence/prebuild.py's one pool over every stage's
+    entries, then those bound to their stages' processes (CPU bfloat16 with the threads left to
+    the process); where the pool would be this one process, the stages build everything, in
+    `stage_by_stage` seconds."""
+    pooled = [b for b in builds if not bound_to_process(b[1])]
+    left = sum(s for s, t, _ in builds if bound_to_process(t))
+    seconds, trains, shares = [b[0] for b in pooled], [b[1] for b in pooled], [b[2] for b in pooled]
     if len(pooled) < 2 or not on_slurm(execution, trains) and build_plan(execution, trains, seconds).workers < 2:
         return stage_by_stage
-    return build_wall(execution, seconds, trains) + left
+    return build_wall(execution, seconds, trains, shares) + left
 
 
 def kinds_to_build(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> dict[tuple, float]:
@@ -278,7 +279,7 @@ def kinds_to_build(params: dict, scratch: Path = SCRATCH, running: set[str] | No
     todo: dict[tuple, float] = {}
     missing = {e: cost for _, entries in stage_entries(params, scratch, running) for e, cost in
                entries.items() if not e.exists()}
-    for _, _, modelled, kind, _ in missing.values():
+    for _, _, modelled, kind, _, _ in missing.values():
         todo[kind] = todo.get(kind, 0.0) + modelled
     return todo
 

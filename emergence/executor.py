@@ -14,8 +14,9 @@ cells' own `train.threads` where set), and the pool has at most cores // threads
 a stage has fewer entries than that and `workers` is left to the executor, the spare cores are
 shared out among the workers' threads.
 
-On SLURM each missing entry is one task of an array (`execution.slurm`: partition, time,
-CPUs, GPUs, memory); its torch threads are its CPUs. A task that fails or dies (killed, timed
+On SLURM each missing entry (or, where there are fewer entries than the array runs at once,
+each of its seed groups: emergence/experiments/cache.py's `splits`) is one task of an array
+(`execution.slurm`: partition, time, CPUs, GPUs, memory); its torch threads are its CPUs. A task that fails or dies (killed, timed
 out, preempted) is resubmitted up to `max_resubmit` times; finished entries are never
 resubmitted, because the cell cache decides what is missing. Task logs stay under the stage's
 scratch folder (data/.scratch/slurm/<stage>/<job id>).

@@ -10,7 +10,9 @@ stages have fewer cells than cores. Here the missing cells and language models o
 to run (`cost.stages_to_run`) go to one pool of workers, or one SLURM job array, longest first;
 the stages then find them in the cell cache and write, byte for byte, what `dvc repro` alone
 would have written (a float32 cell's bytes do not depend on the process or the thread count
-that trains it). CPU-bfloat16 cells that leave the thread count to the training process, whose
+that trains it). Where even one pool has fewer long cells than workers (on 16 cores, or a SLURM array), the
+cells' seed groups go out in their place (emergence/experiments/cache.py's `splits`).
+CPU-bfloat16 cells that leave the thread count to the training process, whose
 cache keys then record its threads, are left to their stages; with `train.threads` set they
 join the pool. Where the executor would build in one process (one core, a GPU), this
 builds nothing and the stages build as before.

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from emergence.experiments import language_model as lm
-from emergence.experiments.cache import RECORDS, build_missing, cached
+from emergence.experiments.cache import RECORDS, Request, build_missing, cached
 from emergence.experiments.cells import build_seconds
 from emergence.io import atomic_dir
 from emergence.stage import SCRATCH, stage_run
@@ -28,12 +28,12 @@ def variant_seconds(section: dict, size: str, kind: str | None) -> float:
                          float(steps * train["batch_size"] * train["n_seeds"]))
 
 
-def variant_requests(params: dict, scratch: Path) -> dict[str, tuple]:
-    """Variant name -> its cell-cache request (name, key, build, cost)."""
+def variant_requests(params: dict, scratch: Path) -> dict[str, Request]:
+    """Variant name -> its cell-cache request (whole: a twin's pre-pretraining feeds all its seeds)."""
     section = params["language_model"]
-    return {name: (lm.NAME, lm.training_key(params, size, kind),
-                   partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
-                   variant_seconds(section, size, kind))
+    return {name: Request(lm.NAME, lm.training_key(params, size, kind),
+                          partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
+                          variant_seconds(section, size, kind))
             for name, (size, kind) in lm.variants(section).items()}
 
 
@@ -44,8 +44,8 @@ def train_variants(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     build_missing(scratch, list(requests.values()), params["execution"], [params["language_model"]["train"]],
                   desc="language models")
     with atomic_dir(out_dir) as tmp:
-        for name, (_, key, build, _) in requests.items():
-            entry = cached(scratch, lm.NAME, key, build)
+        for name, request in requests.items():
+            entry = cached(scratch, lm.NAME, request.key, request.build)
             shutil.copytree(entry, tmp / name, ignore=shutil.ignore_patterns(*RECORDS))
     return list(requests)
 

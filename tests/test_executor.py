@@ -122,13 +122,15 @@ def test_jobs_come_back_in_order_and_a_failure_is_raised():
         run_jobs(_square, [(1,), (-1,), (2,)], Plan(2, 1))
 
 
-def _sweep_files():
+def _sweep_files(seeds_per_group: int = 1):
+    """Three small linear-map cells of two seeds: two seed groups each (parts the executor may
+    train apart), or one."""
     params = load_params(profile="smoke")
     budget = dict(params["sweeps"]["sparsity"], n_seeds=2, steps=12, eval_every=4)
     files = []
     for s in (1, 2, 3):
         cell = cells.with_budget(params, {"state_size": 4, "sparsity": s}, budget)
-        cell["linear_map"]["train"]["seeds_per_group"] = 1
+        cell["linear_map"]["train"]["seeds_per_group"] = seeds_per_group
         files.append(cells.SweepFile(f"s{s}", [cell]))
     return files
 
@@ -168,6 +170,82 @@ def test_entries_that_fix_their_threads_go_to_workers_even_where_threads_would_p
     loose, fixed = ({"threads": threads, "device": "cpu", "precision": "float32"} for threads in (0, 1))
     assert build_plan(two, [loose, loose], [900.0, 300.0]).workers == 1       # 900 x 1.53 > 1,200
     assert build_plan(two, [fixed, fixed], [900.0, 300.0]) == Plan(2, 1)
-    assert build_wall(two, [900.0, 300.0], [fixed, fixed]) == 903.0           # the longest, after the start
+    assert build_wall(two, [900.0, 300.0], [fixed, fixed], [(), ()]) == 903.0           # the longest, after the start
     assert build_plan(two, [fixed, loose], [900.0, 300.0]).workers == 1       # one would use every thread here
     assert build_plan(two, [fixed, fixed], [1.0, 1.0]).workers == 1           # the start costs more
+
+
+def _no_training(*args, **kwargs):
+    raise AssertionError("the cell's build trained a step: its seed groups were not found finished")
+
+
+def _cell_files(entry):
+    return {str(p.relative_to(entry)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(entry.rglob("*")) if p.is_file() and p.name not in cache.RECORDS}
+
+
+@pytest.mark.parametrize("task", ["linear_map", "cellular_automata"])
+def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task, tmp_path, monkeypatch):
+    """Each seed group trained apart (as a worker or an array task does), the cell's build finds
+    them finished and trains nothing, and writes the bytes of a cell built whole: results and
+    merged checkpoints; its recorded build time counts the groups'."""
+    from emergence import train
+
+    params = load_params(profile="smoke")
+    section = params[task]
+    section["train"].update(n_seeds=3, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
+    cell = {"profile": "smoke", task: section}
+    whole = cells.cell_entry(copy.deepcopy(cell), tmp_path / "whole", with_checkpoints=True)
+    request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split", with_checkpoints=True)
+    assert [round(p.cost / request.cost, 3) for p in request.parts] == [0.667, 0.333]  # seeds [0, 1], [2]
+    spent = sum(part.run() for part in request.parts)
+    monkeypatch.setattr(train, "train_step", _no_training)
+    split = cache.cached(tmp_path / "split", request.name, request.key, request.build, spent)
+    assert _cell_files(split) == _cell_files(whole) and any("checkpoints" in f for f in _cell_files(whole))
+    assert cache._build_seconds(split) >= spent > 0
+    assert not list((tmp_path / "split").glob(f"{task}-*/group*"))  # the groups' scratch is cleared
+
+
+def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
+    """One eight-group cell on 16 cores goes out as its groups; two cores already busy with many
+    cells, a CUDA device, or cells bound to this process stay whole. On SLURM, groups where
+    there are fewer cells than array tasks."""
+    from emergence.experiments.cache import handout_seconds, pieces, splits
+
+    f32 = {"threads": 0, "device": "cpu", "precision": "float32"}
+    auto = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.5, "worker_start_s": 3.0}
+    one_cell = [(800.0, (100.0,) * 8)]
+    monkeypatch.setattr(executor, "usable_cores", lambda: 16)
+    assert splits(auto, [f32], one_cell)
+    assert handout_seconds(auto, [f32], pieces(one_cell)) == 100.0 * 1.5 + 3.0    # eight workers, one group each
+    assert not splits(auto, [dict(f32, device="cuda")], one_cell) if torch.cuda.is_available() else True
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    many = [(400.0, (200.0, 200.0))] * 20
+    assert not splits(auto, [f32] * 20, many)                                     # both workers busy either way
+    assert splits(auto, [f32], [(400.0, (200.0, 200.0))])                         # one cell: 300 + 3 against 400
+    bf16_loose = {"threads": 0, "device": "cpu", "precision": "bf16-autocast"}
+    monkeypatch.setattr(cache, "bound_to_process", lambda train: train["precision"] != "float32")
+    assert not splits(auto, [bf16_loose], [(400.0, (200.0, 200.0))])             # its key holds this process's threads
+    slurm = dict(auto, executor="slurm", slurm={"array_parallelism": 64})
+    assert splits(slurm, [f32] * 2, [(800.0, (100.0,) * 8)] * 2)                  # 16 tasks in place of 2
+    assert not splits(slurm, [f32] * 64, [(800.0, (400.0, 400.0))] * 64)          # 64 cells fill the array
+    assert not splits(auto, [f32], [(800.0, ())])                                  # one group: nothing to split
+
+
+def test_a_sweep_split_into_seed_groups_on_two_workers_reruns_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    for log in ("LOOKUPS", "POOLS", "COLD_WORKERS"):
+        monkeypatch.setattr(build_log, log, [])
+    files = _sweep_files()  # three cells, six groups: 3 rounds of groups on two workers against 2 of cells
+    requests = [cells.cell_request(c, tmp_path / "scratch") for f in files for c in f.cells]
+    assert cache.splits(POOLED, [c["linear_map"]["train"] for f in files for c in f.cells],
+                        [(r.cost, tuple(p.cost for p in r.parts)) for r in requests])
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch", POOLED)
+    usage = build_log.usage()
+    assert usage["cells_built"] == 3 and len(build_log.POOLS) == 1
+    assert all(seconds > 0 for seconds in usage["entries"].values())
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "whole", tmp_path / "scratch-whole", SERIAL)
+    assert _digests(tmp_path / "pooled") == _digests(tmp_path / "whole")
+    monkeypatch.setattr(build_log, "POOLS", [])
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch", POOLED)
+    assert build_log.POOLS == []  # nothing missing: no pool started

@@ -14,11 +14,11 @@ HAS_BF16 = bf16_support(torch.device("cpu"))[0]
 
 
 def _entries(requests, scratch):
-    return {entry_of(scratch, name, key) for (name, key, _, _), _ in requests}
+    return {entry_of(scratch, request.name, request.key) for request, _ in requests}
 
 
 def _planned_and_pooled(params, scratch):
-    planned = {e: cost[-1] for _, entries in stage_entries(params, scratch) for e, cost in entries.items()}
+    planned = {e: cost[4] for _, entries in stage_entries(params, scratch) for e, cost in entries.items()}
     return planned, _entries(pooled_requests(params, scratch), scratch)
 
 

@@ -64,16 +64,22 @@ def test_a_sweep_built_on_slurm_has_the_bytes_of_the_local_executors(cluster, tm
     on_slurm = dict(SERIAL, executor="slurm", slurm=SLURM)
     cells.write_sweep(copy.deepcopy(files), tmp_path / "slurm", tmp_path / "scratch-slurm", on_slurm)
     usage = build_log.usage()
-    assert usage["cells_built"] == 3 and usage["workers"] == 3
+    assert usage["cells_built"] == 3 and usage["workers"] == 6  # one array task per seed group
     cells.write_sweep(copy.deepcopy(files), tmp_path / "serial", tmp_path / "scratch-serial", SERIAL)
     cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch-pooled", POOLED)
     assert _digests(tmp_path / "slurm") == _digests(tmp_path / "serial") == _digests(tmp_path / "pooled")
     assert len(_digests(tmp_path / "slurm")) == 3
     logs = tmp_path / "scratch-slurm" / "slurm" / "sweep_test"
-    assert _submitted(logs) == 1 and list(logs.rglob("*_log.out"))     # one array, its task logs kept
+    # three cells of two seed groups on 16 array tasks: the six groups, then the cells assembled
+    assert _submitted(logs) == 2 and list(logs.rglob("*_log.out"))     # two arrays, their task logs kept
     monkeypatch.setattr(build_log, "LOOKUPS", [])
     cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch-slurm", on_slurm)
-    assert _submitted(logs) == 1 and build_log.usage()["cells_built"] == 0  # a rerun submits nothing
+    assert _submitted(logs) == 2 and build_log.usage()["cells_built"] == 0  # a rerun submits nothing
+    # cells of one seed group go out whole: one array
+    whole = tmp_path / "scratch-whole" / "slurm" / "sweep_test"
+    cells.write_sweep(_sweep_files(seeds_per_group=2), tmp_path / "whole", tmp_path / "scratch-whole", on_slurm)
+    cells.write_sweep(_sweep_files(seeds_per_group=2), tmp_path / "whole-here", tmp_path / "scratch-here", SERIAL)
+    assert _submitted(whole) == 1 and _digests(tmp_path / "whole") == _digests(tmp_path / "whole-here")
 
 
 def _dies_on_first_try(marker: str, value: int) -> int:

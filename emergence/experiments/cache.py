@@ -16,10 +16,10 @@ import shutil
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, NamedTuple
 
 from emergence import build_log
-from emergence.executor import Plan, plan, run_jobs, run_slurm, sharing_cores
+from emergence.executor import Plan, expected_seconds, makespan, plan, run_jobs, run_slurm, sharing_cores
 from emergence.experiments.runner import runs_on
 from emergence.io import atomic_dir, config_hash, file_digest, write_json
 
@@ -51,13 +51,40 @@ def bound_to_process(train: dict) -> bool:
     return thread_dependent(runs_on(train)) and not train["threads"]
 
 
+class Part(NamedTuple):
+    """Work an entry's build can leave done beforehand, in another process: `run()` trains it
+    (one seed group of a cell) and returns its seconds; the build then only assembles."""
+    key: str                   # one piece of work: two entries (a cell with and without
+    run: Callable[[], float]   # checkpoints) may list the same part
+    cost: float                # expected seconds in this process, as a Request's
+
+
+class Request(NamedTuple):
+    """An entry to build: `build(folder)` fills it; `cost` is its expected seconds in this process
+    with every core (emergence/experiments/cells.build_seconds); `parts`, if any, may be built
+    apart first (`splits`)."""
+    name: str
+    key: object
+    build: Callable[[Path], None]
+    cost: float
+    parts: tuple[Part, ...] = ()
+
+
+# Parts go out in place of whole entries only where the executor's model expects the wall time
+# to fall to this fraction or less: a split entry is assembled afterwards in this process (its
+# groups' states loaded, checkpoints merged: seconds), and on 2 cores, where a default run's
+# 39 cells already keep both workers busy, splitting would gain under 0.1% by the same model.
+SPLIT_GAIN = 0.9
+
+
 def entry_of(scratch: Path, name: str, key: object) -> Path:
     return scratch / "cells" / f"{name}-{config_hash(key)}"
 
 
-def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None]) -> Path:
+def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None], spent: float = 0.0) -> Path:
     """The cache entry `name-<hash of key>`: built into a temporary folder by `build(folder)`
-    when missing or damaged, then checksummed and moved into place. Returns its folder."""
+    when missing or damaged, then checksummed and moved into place. Returns its folder.
+    `spent`: seconds its parts took elsewhere, counted in its recorded build time."""
     entry = entry_of(scratch, name, key)
     if entry.exists() and _intact(entry):
         build_log.LOOKUPS.append({"entry": entry.name, "built": False, "seconds": _build_seconds(entry)})
@@ -68,7 +95,7 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None])
     start = time.perf_counter()
     with atomic_dir(entry) as tmp, (sharing_cores() if shares else nullcontext()):
         build(tmp)
-        seconds = round(time.perf_counter() - start, 2)
+        seconds = round(time.perf_counter() - start + spent, 2)
         write_json({"seconds": seconds}, tmp / BUILD_RECORD)
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         write_json({str(p.relative_to(tmp)): file_digest(p) for p in files}, tmp / MANIFEST)
@@ -104,31 +131,65 @@ def build_plan(execution: dict, trains: list[dict], costs: list[float]) -> Plan:
                 bound_here=_bound(trains))
 
 
-def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], None]) -> list[dict]:
+def handout_seconds(execution: dict, trains: list[dict], costs: list[float]) -> float:
+    """Expected wall seconds of building work that costs `costs` (seconds in this process),
+    trained with these `train` sections, as `build_missing` hands it out: one SLURM array task
+    per piece (nodes as fast as this device), or by the executor's plan on this machine."""
+    if not costs:
+        return 0.0
+    if on_slurm(execution, trains):
+        return makespan(costs, min(len(costs), execution["slurm"]["array_parallelism"]))
+    return expected_seconds(as_built(execution, trains), costs, build_plan(execution, trains, costs))
+
+
+def pieces(entries: list[tuple[float, tuple[float, ...]]]) -> list[float]:
+    """The costs handed out when entries (cost, its parts' costs) are split: each part, and each
+    entry that has none whole."""
+    return [c for cost, parts in entries for c in (parts or (cost,))]
+
+
+def splits(execution: dict, trains: list[dict], entries: list[tuple[float, tuple[float, ...]]]) -> bool:
+    """Whether to hand out the entries' parts (a cell's seed groups) rather than whole entries:
+    where a stage has fewer long cells than workers (one 8-group cell on 16 cores; the paper
+    profile's 64-seed cells on a SLURM array), by `SPLIT_GAIN` or more."""
+    return (any(parts for _, parts in entries)
+            and handout_seconds(execution, trains, pieces(entries))
+            <= SPLIT_GAIN * handout_seconds(execution, trains, [cost for cost, _ in entries]))
+
+
+def _call(fn: Callable, *args) -> Any:
+    return fn(*args)
+
+
+def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], None],
+                     spent: float = 0.0) -> list[dict]:
     del build_log.LOOKUPS[:]
-    cached(scratch, name, key, build)
+    cached(scratch, name, key, build, spent)
     return list(build_log.LOOKUPS)
 
 
-def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Path], None], float]],
-                  execution: dict, trains: list[dict], desc: str = "cells") -> None:
-    """Build every requested entry (name, key, build, cost) that is missing or damaged, through
-    worker processes where `execution` expects them to finish sooner (`build_plan`), or as one
-    SLURM array (its task logs
-    under scratch/slurm/<the running stage>/); `build` must be picklable (a partial of a
-    module-level function). Entries bound to this process (`bound_to_process`: CPU bfloat16
-    with the threads left to it, so their keys record its threads) are always built here. Each
-    is built once however often it is requested; the entries' build records join this
-    process's log, so the stage's timing counts them as built. Entries left to this process are built by the stage's own lookups."""
-    todo: dict[Path, tuple] = {}
+def build_missing(scratch: Path, requests: list[Request], execution: dict, trains: list[dict],
+                  desc: str = "cells") -> None:
+    """Build every requested entry that is missing or damaged, through worker processes where
+    `execution` expects them to finish sooner (`build_plan`), or as one SLURM array (its task
+    logs under scratch/slurm/<the running stage>/); `build` and the parts' `run` must be
+    picklable (partials of module-level functions). Where `splits` says so, the entries' parts
+    (seed groups) are handed out with the entries that have none, and the split entries are
+    then assembled from them, here (on SLURM, as a second array). Entries bound to this process
+    (`bound_to_process`: CPU bfloat16 with the threads left to it, so their keys record its
+    threads) are always built here. Each is built once however often it is requested; the
+    entries' build records join this process's log, so the stage's timing counts them as
+    built. Entries left to this process are built by the stage's own lookups."""
+    todo: dict[Path, Request] = {}
     costs: dict[Path, float] = {}
-    for name, key, build, cost in requests:
-        entry = entry_of(scratch, name, key)
-        costs[entry] = cost
+    for request in requests:
+        entry = entry_of(scratch, request.name, request.key)
+        costs[entry] = request.cost
         if entry not in todo and not (entry.exists() and _intact(entry)):
-            todo[entry] = ((scratch, name, key, build), cost)
+            todo[entry] = request
     jobs = list(todo.values())
     slurm = on_slurm(execution, trains)
+    folder = scratch / "slurm" / build_log.STAGE
 
     def slurm_workers(n_jobs: int) -> int:
         return min(n_jobs, execution["slurm"]["array_parallelism"])
@@ -136,18 +197,36 @@ def build_missing(scratch: Path, requests: list[tuple[str, object, Callable[[Pat
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
     build_log.COLD_WORKERS.append(slurm_workers(len(costs)) if slurm else build_plan(execution, trains, list(costs.values())).workers)
+    if not jobs:
+        return
+    split = splits(execution, trains, [(r.cost, tuple(p.cost for p in r.parts)) for r in jobs])
+    parts = {p.key: p for r in jobs if split for p in r.parts}
+    calls = ([(p.run,) for p in parts.values()]
+             + [(_build_in_worker, scratch, r.name, r.key, r.build) for r in jobs if not (split and r.parts)])
+    call_costs = [p.cost for p in parts.values()] + [r.cost for r in jobs if not (split and r.parts)]
     start = time.perf_counter()
-    if slurm and jobs:
-        workers = slurm_workers(len(jobs))
-        results = run_slurm(_build_in_worker, [j for j, _ in jobs], execution["slurm"],
-                            scratch / "slurm" / build_log.STAGE, desc)
+    if slurm:
+        workers = slurm_workers(len(calls))
+        results = run_slurm(_call, calls, execution["slurm"], folder, desc)
     else:
-        p = build_plan(execution, trains, [cost for _, cost in jobs])
+        p = build_plan(execution, trains, call_costs)
         if p.workers == 1:
             return
         workers = p.workers
-        results = run_jobs(_build_in_worker, [j for j, _ in jobs], p, [c for _, c in jobs], desc)
-    records = [r for rs in results for r in rs]
+        results = run_jobs(_call, calls, p, call_costs, desc)
+    seconds = dict(zip(parts, results))
+    records = [r for rs in results[len(parts):] for r in rs]
+    assemble = [(r, sum(seconds[p.key] for p in r.parts)) for r in jobs if split and r.parts]
+    if slurm and assemble:
+        records += [r for rs in run_slurm(_build_in_worker, [(scratch, r.name, r.key, r.build, spent)
+                                                             for r, spent in assemble],
+                                          execution["slurm"], folder, f"{desc}: assembled") for r in rs]
+    elif assemble:
+        first = len(build_log.LOOKUPS)
+        for r, spent in assemble:
+            cached(scratch, r.name, r.key, r.build, spent)
+        records += build_log.LOOKUPS[first:]
+        del build_log.LOOKUPS[first:]
     build_log.LOOKUPS.extend(records)
     build_log.POOLS.append({"workers": workers, "wall": time.perf_counter() - start,
                             "cell_seconds": sum(r["seconds"] for r in records if r["built"])})

@@ -8,26 +8,32 @@ folder replaces the old one atomically.
 
 A cell's cache key (emergence/experiments/cache.py) is its configuration and the code
 version of what training it executes (its import closure: editing the analysis, the report
-or the renderer retrains nothing). A cell shared by two sweeps trains once.
+or the renderer retrains nothing). A cell shared by two sweeps trains once. A cell of several
+seed groups lists them as parts, which the executor may train in separate processes
+(`train_seed_group`) before the cell's own build assembles it from their finished states.
 """
 from __future__ import annotations
 
 import copy
 import json
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import Iterator
 
 import xarray as xr
 
 from emergence.experiments import cellular_automata, linear_map
-from emergence.experiments.cache import build_missing, cached
-from emergence.experiments.runner import SECTION_KEYS, run_training, runs_on, training_code_version
-from emergence.io import atomic_dir, read_netcdf, write_netcdf
+from emergence.experiments.cache import Part, Request, build_missing, cached
+from emergence.experiments.runner import (SECTION_KEYS, bias_hooks, prepare_device, run_training, runs_on,
+                                          seed_groups, training_code_version)
+from emergence.io import atomic_dir, config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig, parameter_count
 from emergence.schema import number
-from emergence.train import Examples, schedules
+from emergence.train import Examples, schedules, train_group
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
@@ -78,25 +84,71 @@ def cell_key(cell: dict, with_checkpoints: bool = False) -> dict:
             "runs_on": runs_on(cell[task]["train"])}
 
 
+@contextmanager
+def _task_file(cell: dict, task_path: Path | None, beside: Path) -> Iterator[Path]:
+    """`task_path`, or the cell's task built into a file named `beside` plus -task.nc (removed after)."""
+    if task_path is not None:
+        yield task_path
+        return
+    task = task_of(cell)
+    path = beside.parent / f"{beside.name}-task.nc"
+    write_netcdf(task_module(task).build_task(cell[task]["task"]), path)
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
 def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> None:
     task = task_of(cell)
+    with _task_file(cell, task_path, folder) as path:
+        run_training(task_module(task), cell[task], path, folder / RESULTS,
+                     folder / "checkpoints" if with_checkpoints else None, scratch)
+
+
+def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int) -> float:
+    """Train one seed group of a cell to its end in the resume scratch that `run_training`
+    reads (emergence/experiments/runner.py, whose set-up this repeats: the runner is part of
+    every cell's code version, so sharing it would retrain every cell), so that the cell's build
+    then finds the group finished and trains nothing. Seed groups are independent trajectories,
+    so a cell's groups can train in separate processes (or SLURM tasks) and give the bytes one
+    process gives: tested against the whole build. Returns the seconds it took."""
+    start = time.perf_counter()
+    task = task_of(cell)
     module, section = task_module(task), cell[task]
-    path = task_path
-    if path is None:
-        path = folder.parent / f"{folder.name}-task.nc"
-        write_netcdf(module.build_task(section["task"]), path)
-    try:
-        run_training(module, section, path, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None,
-                     scratch)
-    finally:
-        if task_path is None:
-            path.unlink(missing_ok=True)
+    train = section["train"]
+    groups = seed_groups(train)
+    beside = scratch / "cells" / f"{task}-{config_hash(cell_key(cell))}-group{group}"  # its task file's name
+    beside.parent.mkdir(parents=True, exist_ok=True)
+    with _task_file(cell, task_path, beside) as path:
+        task_ds = read_netcdf(path)
+        device = prepare_device(train)
+        tensors = module.task_tensors(task_ds, section["task"]).to(device)
+        cfg = module.model_config(section["model"], module.layout_of(section["task"]))
+        run_config = {module.NAME: {k: section[k] for k in SECTION_KEYS}}
+        trajectory_key = {"config": run_config, **module.identity(task_ds)}
+        folder = scratch / f"{module.NAME}-{config_hash({'key': trajectory_key, 'code': training_code_version(module.__name__)})}"
+        train_hooks, eval_hooks = bias_hooks(section["bias"], tensors, cfg)
+        train_group(groups[group], cfg, tensors, train, folder / f"group{group}", group, len(groups), device,
+                    train_hooks=train_hooks, eval_hooks=eval_hooks)
+    return time.perf_counter() - start
 
 
-def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> tuple:
-    """(name, key, build, cost) of a cell for the cache (emergence/experiments/cache.py)."""
-    return (task_of(cell), cell_key(cell, with_checkpoints),
-            partial(_build_cell, cell, scratch, with_checkpoints, task_path), cell_build_seconds(cell))
+def group_shares(train: dict) -> tuple[float, ...]:
+    """Each seed group's share of a cell's seeds (its parts' costs); () for a single group."""
+    groups = seed_groups(train)
+    return tuple(len(g) / train["n_seeds"] for g in groups) if len(groups) > 1 else ()
+
+
+def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Request:
+    """A cell's cache request (emergence/experiments/cache.py); a cell of several seed groups has
+    one part per group, which the executor may train apart (`train_seed_group`)."""
+    cost = cell_build_seconds(cell)
+    trajectory = config_hash(cell_key(cell))  # with or without checkpoints: one resume scratch
+    parts = tuple(Part(f"{trajectory}-group{g}", partial(train_seed_group, cell, scratch, task_path, g), cost * share)
+                  for g, share in enumerate(group_shares(cell[task_of(cell)]["train"])))
+    return Request(task_of(cell), cell_key(cell, with_checkpoints),
+                   partial(_build_cell, cell, scratch, with_checkpoints, task_path), cost, parts)
 
 
 def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
@@ -157,8 +209,8 @@ def _evaluated_sequences(cell: dict) -> float:
 def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
     """Train a cell (or find it in the cache); its folder holds results.nc (and checkpoints/).
     `task_path` gives the task file to train on (else it is built from the cell's task params)."""
-    name, key, build, _ = cell_request(cell, scratch, with_checkpoints, task_path)
-    return cached(scratch, name, key, build)
+    request = cell_request(cell, scratch, with_checkpoints, task_path)
+    return cached(scratch, request.name, request.key, request.build)
 
 
 def build_cells(cells: list[tuple[dict, bool]], scratch: Path, execution: dict) -> None:
