@@ -96,7 +96,8 @@ UNITS_ON_PROFILE = {
     "lm-random-times": lambda p: p["language_model"]["train"]["n_seeds"],
     "lm-patching": lambda p: p["language_model"]["train"]["n_seeds"] * len(p["language_model"]["sizes"]),
     # the mirage rules resample the seeds of what each reads: the linear-map run, the control arms
-    # of the automata's state-size sweep, the language models (sizes and capabilities are runs within a seed)
+    # of the automata's state-size sweep (at least: a state size whose cell another sweep trained
+    # with more seeds reads that one), the language models (sizes and capabilities are runs within a seed)
     **{f"mirage-{rule}-linear-map": (lambda p: p["linear_map"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
     **{f"mirage-{rule}-automata": (lambda p: p["sweeps"]["ca_state_size"]["n_seeds"]) for rule in ("metric", "resolution")},
     **{f"mirage-{rule}-lm": (lambda p: p["language_model"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
@@ -502,8 +503,13 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
 # --- is it a mirage? -----------------------------------------------------------------------------
 
 def _by_seed(arrays: list[np.ndarray]) -> np.ndarray:
-    """Units of several settings measured on the same seeds, side by side: [seed, unit]."""
-    return np.concatenate([a.reshape(a.shape[0], -1) for a in arrays], axis=1)
+    """Units of several settings measured on the same seeds (from seed 0), side by side: [seed,
+    unit]. A setting with fewer seeds than another (the automata's state sizes where one read
+    a cell with more seeds) has NaN in the rows it lacks: no run there, which every mirage rule
+    leaves out (a NaN it reads otherwise means the same: no rise, no change point)."""
+    flat = [np.asarray(a, float).reshape(a.shape[0], -1) for a in arrays]
+    rows = max(a.shape[0] for a in flat)
+    return np.concatenate([np.pad(a, ((0, rows - a.shape[0]), (0, 0)), constant_values=np.nan) for a in flat], axis=1)
 
 
 def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
@@ -524,7 +530,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             at_grid=at_grid_fraction(sets, continuous), paper_n=ctx.paper_n(f"mirage-metric-{key}"), **common,
             **ctx.common(f"mirage-metric-{key}"))))
         out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
-            _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values == 1 for d in cont]),
+            _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values for d in cont]),
             _by_seed([resolved_width(d) for d in cont]), claim=f"1 ({label}, sharp and random)",
             min_ratio=c["random_ratio"], **common, **ctx.common(f"mirage-random-{key}"))))
         out.append((f"mirage-precursor-{key}", vd.attention_moves_first(

@@ -949,9 +949,11 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     happened, its interval from resampling seeds. Large: each run's jump is narrow against the
     scatter of when it happens. reproduced: the interval's lower end above min_ratio; not
     reproduced: its upper end below it; inconclusive otherwise, or when no unit rose in a
-    quarter of the seeds."""
+    quarter of the seeds. A NaN midpoint is a run that does not exist (a setting trained with
+    fewer seeds than another beside it): left out of its unit's quartiles and of the counts."""
     m = np.atleast_2d(np.asarray(midpoint, float))
-    c = np.atleast_2d(np.asarray(censored, bool))
+    present = ~np.isnan(m)
+    c = np.atleast_2d(np.asarray(censored, float)) == 1
     w = np.atleast_2d(np.asarray(width, float))
     stacked = np.concatenate([m, c, w], axis=1)
     units = m.shape[1]
@@ -960,7 +962,8 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
         mm, cc, ww = rows[:, :units], rows[:, units:2 * units].astype(bool), rows[:, 2 * units:]
         spreads = []
         for u in range(units):
-            q25, q75 = km_quantile(mm[:, u], cc[:, u], 0.25), km_quantile(mm[:, u], cc[:, u], 0.75)
+            run = ~np.isnan(mm[:, u])
+            q25, q75 = (km_quantile(mm[run, u], cc[run, u], q) for q in (0.25, 0.75))
             if math.isfinite(q25):
                 spreads.append(q75 - q25)
         widths = ww[~cc & np.isfinite(ww)]
@@ -974,7 +977,7 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median over units of the across-seed IQR of the rise midpoint (ln steps) / median "
                             "within-run rise width", estimate=est, interval=(lo, hi), n=len(m),
-                  censored=int(c.sum()), censored_of=c.size, observations="units",
+                  censored=int((c & present).sum()), censored_of=int(present.sum()), observations="units",
                   detectable=f"a ratio away from {min_ratio:g} once the interval excludes it")
     if math.isnan(est):
         return Verdict(**common, verdict="inconclusive",

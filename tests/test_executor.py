@@ -184,8 +184,8 @@ def _cell_files(entry):
             for p in sorted(entry.rglob("*")) if p.is_file() and p.name not in cache.RECORDS}
 
 
-@pytest.mark.parametrize("task", ["linear_map", "cellular_automata"])
-def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task, tmp_path, monkeypatch):
+@pytest.mark.parametrize("task, bias", [("linear_map", 0.0), ("linear_map", 3.0), ("cellular_automata", 0.0)])
+def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task, bias, tmp_path, monkeypatch):
     """Each seed group trained apart (as a worker or an array task does), the cell's build finds
     them finished and trains nothing, and writes the bytes of a cell built whole: results and
     merged checkpoints; its recorded build time counts the groups'."""
@@ -194,6 +194,7 @@ def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task
     params = load_params(profile="smoke")
     section = params[task]
     section["train"].update(n_seeds=3, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
+    section["bias"]["strength"] = bias  # the attention-bias intervention's hooks, training and evaluation
     cell = {"profile": "smoke", task: section}
     whole = cells.cell_entry(copy.deepcopy(cell), tmp_path / "whole", with_checkpoints=True)
     request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split", with_checkpoints=True)
@@ -218,6 +219,8 @@ def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
     assert splits(auto, [f32], one_cell)
     assert handout_seconds(auto, [f32], pieces(one_cell)) == 100.0 * 1.5 + 3.0    # eight workers, one group each
+    from emergence.cost import build_wall
+    assert build_wall(auto, [800.0], [f32], [(0.125,) * 8]) == 153.0               # the printed plan expects the same
     assert not splits(auto, [dict(f32, device="cuda")], one_cell) if torch.cuda.is_available() else True
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     many = [(400.0, (200.0, 200.0))] * 20

@@ -181,3 +181,35 @@ def test_binary_brier_is_the_two_class_brier_score():
     # scikit-learn scores the positive class only; the two-class sum is twice that
     assert math.isclose(binary_brier(log_p_correct), 2 * brier_score_loss(y, p1), rel_tol=1e-9)
     assert math.isclose(binary_brier(np.log([0.5, 0.5])), 0.5) and binary_brier(np.zeros(3)) == 0
+
+
+def _automata_results(n_seeds: int, strengths=(0.0, 3.0), **train):
+    """A stand-in for a state-size sweep file (strengths stacked) or, with strengths None, a
+    single cell, of the automata at one S."""
+    import json
+    import xarray as xr
+
+    def config(strength):
+        return {"cellular_automata": {"task": {"state_size": 8}, "model": {"n_head": 4},
+                                      "bias": {"strength": strength},
+                                      "train": {"n_seeds": n_seeds, "first_seed": 0, "steps": 100, **train}}}
+    data = np.arange(n_seeds, dtype=float)
+    if strengths is None:
+        return xr.Dataset({"unit_loss": (("seed",), data)}, coords={"seed": np.arange(n_seeds)},
+                          attrs={"config": json.dumps(config(0.0))})
+    return xr.Dataset({"unit_loss": (("strength", "seed"), np.stack([data] * len(strengths)))},
+                      coords={"strength": list(strengths), "seed": np.arange(n_seeds)},
+                      attrs={"configs": json.dumps([config(s) for s in strengths])})
+
+
+def test_the_automata_control_arm_is_read_from_the_same_cell_with_the_most_seeds():
+    from emergence.experiments.mirage_analysis import control_with_most_seeds
+
+    sweep = _automata_results(4)
+    same = _automata_results(12, strengths=None)
+    assert control_with_most_seeds(sweep, [same]).sizes["seed"] == 12
+    assert control_with_most_seeds(sweep, []).sizes["seed"] == 4             # none trained it: the control arm
+    assert control_with_most_seeds(sweep, [_automata_results(2, strengths=None)]).sizes["seed"] == 4
+    other_steps = _automata_results(12, strengths=None, lr=0.01)             # any other field differs: not that cell
+    assert control_with_most_seeds(sweep, [other_steps]).sizes["seed"] == 4
+    assert control_with_most_seeds(_automata_results(4, strengths=(3.0, 0.0)), [same]).sizes["seed"] == 12

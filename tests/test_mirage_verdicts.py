@@ -110,3 +110,27 @@ def test_an_interval_across_the_threshold_needs_the_paper_profile_only_where_it_
     assert rule(values, need).verdict == "needs the paper profile"
     assert f"the paper profile {need:,}" in rule(values, need).reason
     assert rule(values, need - 1).verdict == "inconclusive"
+
+
+def test_a_setting_with_fewer_seeds_is_read_as_absent_runs_not_as_censored_ones():
+    """Units of a setting trained on 4 seeds beside one trained on 12 (NaN in the rows it lacks):
+    each unit's quartiles come from its own runs, and the counts leave the missing runs out."""
+    from emergence.survival import km_quantile
+
+    rng = np.random.default_rng(3)
+    twelve = 7 + 0.6 * rng.standard_normal((12, 2))
+    four = np.full((12, 3), np.nan)
+    four[:4] = 9 + 0.6 * rng.standard_normal((4, 3))
+    midpoint = np.concatenate([four, twelve], axis=1)
+    censored = np.where(np.isnan(midpoint), np.nan, 0.0)
+    censored[0, 3] = 1.0  # one run never rose: censored at its midpoint's place
+    width = np.where(np.isnan(midpoint), np.nan, 0.05)
+    v = sharp_within_random_across(midpoint, censored, width, min_ratio=1, **COMMON)
+    run = ~np.isnan(midpoint)
+    spreads = [km_quantile(midpoint[run[:, u], u], censored[run[:, u], u] == 1, 0.75)
+               - km_quantile(midpoint[run[:, u], u], censored[run[:, u], u] == 1, 0.25) for u in range(5)]
+    assert v.estimate == pytest.approx(np.quantile(spreads, 0.5, method="inverted_cdf") / 0.05)
+    assert v.censored == 1 and v.censored_of == 4 * 3 + 12 * 2 and v.n == 12
+    # the same units with the missing runs spelled as censored ones would read otherwise
+    assert sharp_within_random_across(np.nan_to_num(midpoint, nan=20.0), np.nan_to_num(censored, nan=1.0),
+                                      width, min_ratio=1, **COMMON).estimate != v.estimate

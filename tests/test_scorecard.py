@@ -279,3 +279,11 @@ def test_a_claim_says_which_threshold_moves_its_verdict():
     assert sc.hinges_text("lm-abrupt", sensitivity) == "`abrupt_ratio` 0.25 → 0.312 gives reproduced"
     assert sc.hinges_text("sparsity-hump", sensitivity) == "no threshold moved both ways changes this verdict"
     assert sc.hinges_text("lm-abrupt", []) == ""
+
+
+def test_settings_with_fewer_seeds_sit_beside_the_others_with_absent_rows():
+    from emergence.scorecard import _by_seed
+
+    out = _by_seed([np.ones((4, 2)), np.zeros((12, 3)), np.full(12, 5.0)[:, None]])
+    assert out.shape == (12, 6)
+    assert np.isnan(out[4:, :2]).all() and (out[:4, :2] == 1).all() and (out[:, 2:5] == 0).all()

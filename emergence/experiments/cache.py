@@ -180,40 +180,40 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     threads) are always built here. Each is built once however often it is requested; the
     entries' build records join this process's log, so the stage's timing counts them as
     built. Entries left to this process are built by the stage's own lookups."""
-    todo: dict[Path, Request] = {}
-    costs: dict[Path, float] = {}
-    for request in requests:
-        entry = entry_of(scratch, request.name, request.key)
-        costs[entry] = request.cost
-        if entry not in todo and not (entry.exists() and _intact(entry)):
-            todo[entry] = request
-    jobs = list(todo.values())
+    wanted: dict[Path, Request] = {}
+    for r in requests:  # an entry asked for twice is built by its first request
+        wanted.setdefault(entry_of(scratch, r.name, r.key), r)
+    jobs = [r for entry, r in wanted.items() if not (entry.exists() and _intact(entry))]
     slurm = on_slurm(execution, trains)
     folder = scratch / "slurm" / build_log.STAGE
 
-    def slurm_workers(n_jobs: int) -> int:
-        return min(n_jobs, execution["slurm"]["array_parallelism"])
+    def handed_out(rs: list[Request]) -> tuple[bool, list[float]]:
+        entries = [(r.cost, tuple(p.cost for p in r.parts)) for r in rs]
+        split = splits(execution, trains, entries)
+        return split, pieces(entries) if split else [cost for cost, _ in entries]
 
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
-    build_log.COLD_WORKERS.append(slurm_workers(len(costs)) if slurm else build_plan(execution, trains, list(costs.values())).workers)
+    cold = handed_out(list(wanted.values()))[1]
+    build_log.COLD_WORKERS.append(min(len(cold), execution["slurm"]["array_parallelism"]) if slurm
+                                  else build_plan(execution, trains, cold).workers)
     if not jobs:
         return
-    split = splits(execution, trains, [(r.cost, tuple(p.cost for p in r.parts)) for r in jobs])
+    split = handed_out(jobs)[0]
     parts = {p.key: p for r in jobs if split for p in r.parts}
     calls = ([(p.run,) for p in parts.values()]
              + [(_build_in_worker, scratch, r.name, r.key, r.build) for r in jobs if not (split and r.parts)])
     call_costs = [p.cost for p in parts.values()] + [r.cost for r in jobs if not (split and r.parts)]
     start = time.perf_counter()
     if slurm:
-        workers = slurm_workers(len(calls))
+        workers = min(len(calls), execution["slurm"]["array_parallelism"])
         results = run_slurm(_call, calls, execution["slurm"], folder, desc)
     else:
-        p = build_plan(execution, trains, call_costs)
-        if p.workers == 1:
+        pool = build_plan(execution, trains, call_costs)
+        if pool.workers == 1:
             return
-        workers = p.workers
-        results = run_jobs(_call, calls, p, call_costs, desc)
+        workers = pool.workers
+        results = run_jobs(_call, calls, pool, call_costs, desc)
     seconds = dict(zip(parts, results))
     records = [r for rs in results[len(parts):] for r in rs]
     assemble = [(r, sum(seconds[p.key] for p in r.parts)) for r in jobs if split and r.parts]

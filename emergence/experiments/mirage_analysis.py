@@ -4,7 +4,8 @@ p(correct)), fitted the same way (emergence/mirage.py), with what the units' acc
 predict for the whole answer and when the attention moves against the loss.
 
 One dataset per task: the linear map (units are the bits of x_1), the automata (each state
-size of the state-size sweep, control arm; units are cell positions) and the small language
+size of the state-size sweep, control arm, or the same cell with more seeds where another
+sweep trained it; units are cell positions) and the small language
 models (units are capabilities; from-scratch sizes). For a single-token unit the log
 probability of the whole answer is minus its cross-entropy, so on the progress scale the two
 are one curve and only cross-entropy is kept.
@@ -214,9 +215,34 @@ def linear_map(results: xr.Dataset, threshold: float, horizon_fraction: float, *
     return ds.assign_attrs(task="linear_map")
 
 
-def automata(results: xr.Dataset, threshold: float, horizon_fraction: float, **resolution) -> xr.Dataset:
-    """The control arm (strength 0) of one state size of the state-size sweep."""
+def _without_seed_count(config: dict) -> dict:
+    (task,) = config
+    section = {k: dict(v) for k, v in config[task].items()}
+    section["train"].pop("n_seeds")
+    return {task: section}
+
+
+def control_with_most_seeds(results: xr.Dataset, others: list[xr.Dataset]) -> xr.Dataset:
+    """The control arm (strength 0) of one state size of the state-size sweep, or, where another
+    sweep trained that very cell with more seeds from the same first seed (`others`: single
+    cells; the automata architecture sweep's default model at S = 8), the one with the most:
+    every configuration field but the seed count is equal, so its first seeds are the control
+    arm's runs, and the mirage rules read more seeds at no cost."""
     control = results.sel(strength=0.0)
+    config = json.loads(results.attrs["configs"])[list(results["strength"].values).index(0.0)]
+    best = control
+    for other in others:
+        if "config" in other.attrs and "seed" in other.dims and other.sizes["seed"] > best.sizes["seed"] \
+                and _without_seed_count(json.loads(other.attrs["config"])) == _without_seed_count(config):
+            best = other
+    return best
+
+
+def automata(results: xr.Dataset, threshold: float, horizon_fraction: float, control: xr.Dataset | None = None,
+             **resolution) -> xr.Dataset:
+    """The control arm (strength 0) of one state size of the state-size sweep (or `control`, the
+    same cell with more seeds: `control_with_most_seeds`)."""
+    control = results.sel(strength=0.0) if control is None else control
     task = json.loads(results.attrs["configs"])[0]["cellular_automata"]["task"]
     ds = synthetic_task(control, chance_accuracy=float(results.attrs["chance_accuracy"]),
                         positions_per_unit=task["n_states"] - 1, threshold=threshold, horizon_fraction=horizon_fraction,
