@@ -524,19 +524,21 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         if not sets:
             continue
         cont = [ds.sel(unit_metric=continuous) for ds in sets]
+        # the automata's state sizes may differ in seeds (one read with more): resampled apart
+        mine = dict(common, strata=vd.seed_strata([ds.sizes["seed"] for ds in sets]))
         out.append((f"mirage-metric-{key}", vd.jump_survives_continuous_metrics(
             _by_seed([width_ratio(ds, continuous) for ds in sets]), claim=f"1 ({label}, metric)",
             max_factor=c["metric_factor"], metric="cross-entropy",
-            at_grid=at_grid_fraction(sets, continuous), paper_n=ctx.paper_n(f"mirage-metric-{key}"), **common,
+            at_grid=at_grid_fraction(sets, continuous), paper_n=ctx.paper_n(f"mirage-metric-{key}"), **mine,
             **ctx.common(f"mirage-metric-{key}"))))
         out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
             _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values for d in cont]),
             _by_seed([resolved_width(d) for d in cont]), claim=f"1 ({label}, sharp and random)",
-            min_ratio=c["random_ratio"], **common, **ctx.common(f"mirage-random-{key}"))))
+            min_ratio=c["random_ratio"], **mine, **ctx.common(f"mirage-random-{key}"))))
         out.append((f"mirage-precursor-{key}", vd.attention_moves_first(
             _by_seed([ds["attention_change_step"].values for ds in sets]),
             _by_seed([ds["loss_change_step"].values for ds in sets]), claim=f"2 ({label}, attention first)",
-            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"], **common,
+            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"], **mine,
             **ctx.common(f"mirage-precursor-{key}"))))
         level = "unit" if all("unit_resolution_shift" in ds for ds in sets) else "whole"
         if all(f"{level}_resolution_shift" in ds for ds in sets):
@@ -546,7 +548,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
                 _by_seed([x if x.ndim > 1 else x[:, None] for x in shifts]),
                 claim=f"1 ({label}, resolution{', whole answer' if level == 'whole' else ''})",
                 max_intervals=c["resolution_intervals"], subsample=smallest,
-                paper_n=ctx.paper_n(f"mirage-resolution-{key}"), **common, **ctx.common(f"mirage-resolution-{key}"))))
+                paper_n=ctx.paper_n(f"mirage-resolution-{key}"), **mine, **ctx.common(f"mirage-resolution-{key}"))))
     if "language_models" in mirage:
         ds = mirage["language_models"]
         cont = ds.sel(unit_metric="p_correct")

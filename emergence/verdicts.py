@@ -883,11 +883,28 @@ def by_time_or_loss(time: Verdict, loss: Verdict, *, claim: str, statement: str,
 
 # --- is it a mirage? (Schaeffer et al. 2023 against the paper's jumps) ---------------------------
 
-def _seed_bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, seed: int) -> tuple[float, float]:
-    """Percentile interval of statistic(rows) over seeds (rows of `values`) resampled."""
+def _seed_bootstrap(values: np.ndarray, statistic, n_boot: int, level: float, seed: int,
+                    strata: np.ndarray | None = None) -> tuple[float, float]:
+    """Percentile interval of statistic(rows) over seeds (rows of `values`) resampled; where
+    `strata` labels the rows (seeds that carry runs of different settings: `seed_strata`), each
+    stratum is resampled within itself, so every resample keeps the design's runs per setting."""
     rng = np.random.default_rng(seed)
     n = len(values)
-    return _percentiles(np.array([statistic(values[rng.integers(0, n, n)]) for _ in range(n_boot)]), level)
+    if strata is None or len(set(np.asarray(strata).tolist())) < 2:
+        return _percentiles(np.array([statistic(values[rng.integers(0, n, n)]) for _ in range(n_boot)]), level)
+    members = [np.flatnonzero(np.asarray(strata) == s) for s in sorted(set(np.asarray(strata).tolist()))]
+    return _percentiles(np.array([statistic(values[np.concatenate([rows[rng.integers(0, len(rows), len(rows))]
+                                                                   for rows in members])])
+                                  for _ in range(n_boot)]), level)
+
+
+def seed_strata(seeds_per_setting: list[int]) -> np.ndarray | None:
+    """Row labels for settings measured on seeds 0..n-1 with different n (side by side, the
+    shorter padded: scorecard._by_seed): each row's number of settings that have it. None where
+    every setting has every seed."""
+    if len(set(seeds_per_setting)) < 2:
+        return None
+    return np.array([sum(n > row for n in seeds_per_setting) for row in range(max(seeds_per_setting))])
 
 
 def _median_keeping_inf(values: np.ndarray) -> float:
@@ -899,6 +916,7 @@ def _median_keeping_inf(values: np.ndarray) -> float:
 def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement: str, max_factor: float,
                                      alpha: float, paper: str = "", metric: str = "cross-entropy",
                                      at_grid: float = float("nan"), n_boot: int = 2000, seed: int = 0,
+                                     strata: np.ndarray | None = None,
                                      paper_n: int | None = None) -> Verdict:
     """The jump is the model's, not the metric's (Schaeffer et al. 2023): `ratio[seed, unit]` is
     a unit's rise width on the log-step axis under a continuous metric (`metric`) over its width
@@ -911,11 +929,12 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     inconclusive otherwise, or when no unit rose (needs the paper profile where its `paper_n`
     seeds would decide the interval, `undecided`). `at_grid`, the fraction of rises in which
     both widths are one evaluation interval (the grid's floor), is reported: there both metrics
-    jump as sharply as the grid can show."""
+    jump as sharply as the grid can show.
+    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`)."""
     r = np.atleast_2d(np.asarray(ratio, float))
     median = _median_keeping_inf
     est = median(r)
-    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed)
+    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed, strata)
     units = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over units of rise width under {metric} / under accuracy", estimate=est,
@@ -940,7 +959,7 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
 
 def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width: np.ndarray, *, claim: str,
                                statement: str, min_ratio: float, alpha: float, paper: str = "",
-                               n_boot: int = 2000, seed: int = 0) -> Verdict:
+                               n_boot: int = 2000, seed: int = 0, strata: np.ndarray | None = None) -> Verdict:
     """The paper's claim in one number: sharp within a run, random across seeds. For each unit,
     the Kaplan-Meier interquartile range across seeds of its rise midpoint on the ln-step axis
     (`midpoint[seed, unit]`; seeds that never rose censored at the budget; inf when the upper
@@ -950,7 +969,8 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     scatter of when it happens. reproduced: the interval's lower end above min_ratio; not
     reproduced: its upper end below it; inconclusive otherwise, or when no unit rose in a
     quarter of the seeds. A NaN midpoint is a run that does not exist (a setting trained with
-    fewer seeds than another beside it): left out of its unit's quartiles and of the counts."""
+    fewer seeds than another beside it): left out of its unit's quartiles and of the counts.
+    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`)."""
     m = np.atleast_2d(np.asarray(midpoint, float))
     present = ~np.isnan(m)
     c = np.atleast_2d(np.asarray(censored, float)) == 1
@@ -973,7 +993,7 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
         return spread / float(np.median(widths)) if np.median(widths) > 0 else math.inf
 
     est = ratio(stacked)
-    lo, hi = _seed_bootstrap(stacked, ratio, n_boot, 1 - alpha, seed)
+    lo, hi = _seed_bootstrap(stacked, ratio, n_boot, 1 - alpha, seed, strata)
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median over units of the across-seed IQR of the rise midpoint (ln steps) / median "
                             "within-run rise width", estimate=est, interval=(lo, hi), n=len(m),
@@ -993,7 +1013,7 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
 
 def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, claim: str, statement: str,
                           alpha: float, resolution: float, paper: str = "", n_perm: int = 2000,
-                          n_boot: int = 2000, seed: int = 0) -> Verdict:
+                          n_boot: int = 2000, seed: int = 0, strata: np.ndarray | None = None) -> Verdict:
     """Precursors: the head's attention changes before its unit's loss. `attention_step[seed,
     unit]` is the change point of the unit's head's attention statistic (its parent mass),
     `loss_step[seed, unit]` that of the unit's loss; the lead is loss minus attention (steps).
@@ -1005,13 +1025,14 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     pairing holds (p < alpha); partly: positive but the pairing does not hold (the attention
     moves first everywhere at once); not reproduced: the loss moves first (the opposite sign
     test p < alpha); inconclusive otherwise, and whenever the median lead is within one
-    evaluation interval (`resolution` steps): the grid cannot order the two."""
+    evaluation interval (`resolution` steps): the grid cannot order the two.
+    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`)."""
     a, l = np.atleast_2d(np.asarray(attention_step, float)), np.atleast_2d(np.asarray(loss_step, float))
     ok = np.isfinite(a) & np.isfinite(l)
     lead = np.where(ok, l - a, np.nan)
     med = lambda rows: float(np.nanmedian(rows)) if np.isfinite(rows).any() else float("nan")  # noqa: E731
     est = med(lead)
-    lo, hi = _seed_bootstrap(lead, med, n_boot, 1 - alpha, seed)
+    lo, hi = _seed_bootstrap(lead, med, n_boot, 1 - alpha, seed, strata)
     per_seed = np.array([np.nanmedian(row) for row in lead if np.isfinite(row).any()])
     nonzero = per_seed[per_seed != 0]
     p_first = float(stats.binomtest(int((nonzero > 0).sum()), len(nonzero), 0.5, alternative="greater").pvalue) \
@@ -1053,7 +1074,7 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
 
 def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_intervals: float,
                                    alpha: float, subsample: int, paper: str = "", n_boot: int = 2000,
-                                   seed: int = 0, paper_n: int | None = None) -> Verdict:
+                                   seed: int = 0, strata: np.ndarray | None = None, paper_n: int | None = None) -> Verdict:
     """The jump is not an artefact of a small test set (Schaeffer et al. 2023): `shift[seed,
     unit]` is how far a test set of `subsample` examples puts a run's emergence from where the
     whole evaluation set puts it, in evaluation intervals on the ln-step axis (median over drawn
@@ -1063,11 +1084,12 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     does: it is sharp); not reproduced: the lower end above it (where a small set sees the jump
     depends on which examples it drew: the rise is gradual); inconclusive otherwise or when no
     run emerged (needs the paper profile where its `paper_n` seeds would decide the interval,
-    `undecided`)."""
+    `undecided`).
+    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`)."""
     r = np.atleast_2d(np.asarray(shift, float))
     median = _median_keeping_inf
     est = median(r)
-    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed)
+    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed, strata)
     runs = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over runs of the emergence shift with {subsample} test examples (evaluation intervals)",

@@ -134,3 +134,18 @@ def test_a_setting_with_fewer_seeds_is_read_as_absent_runs_not_as_censored_ones(
     # the same units with the missing runs spelled as censored ones would read otherwise
     assert sharp_within_random_across(np.nan_to_num(midpoint, nan=20.0), np.nan_to_num(censored, nan=1.0),
                                       width, min_ratio=1, **COMMON).estimate != v.estimate
+
+
+def test_seeds_of_settings_with_different_seed_counts_are_resampled_within_their_stratum():
+    """Four seeds carry every state size, eight more only one: each resample keeps four of the
+    first kind (so the runs per setting stay as designed), where a plain seed bootstrap varies them."""
+    from emergence.verdicts import _seed_bootstrap, seed_strata
+
+    strata = seed_strata([4, 12, 4])
+    assert strata.tolist() == [3] * 4 + [1] * 8 and seed_strata([8, 8]) is None
+    first_kind = (np.arange(12) < 4).astype(float)[:, None]
+    assert _seed_bootstrap(first_kind, np.sum, 300, 0.9, 0, strata) == (4.0, 4.0)
+    lo, hi = _seed_bootstrap(first_kind, np.sum, 300, 0.9, 0)
+    assert lo < 4 < hi
+    # one stratum (or none given): the plain bootstrap, draw for draw
+    assert _seed_bootstrap(first_kind, np.sum, 300, 0.9, 0, np.zeros(12)) == (lo, hi)
