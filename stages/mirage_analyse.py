@@ -23,10 +23,11 @@ if __name__ == "__main__":
         args = (m["rise_threshold"], m["horizon_fraction"])
         resolution = {"min_subsample": m["min_subsample"], "draws": m["subsample_draws"]}
         write_netcdf(ma.linear_map(read_netcdf(linear_map), *args, **resolution), tmp / "linear_map.nc")
-        others = [read_netcdf(f) for f in sorted(ca_architecture.glob("*.nc"))]
+        others = {f"the automata architecture sweep's {f.stem}": read_netcdf(f) for f in sorted(ca_architecture.glob("*.nc"))}
         for cell in sorted(ca_cells.glob("*.nc")):
             results = read_netcdf(cell)
-            ds = ma.automata(results, *args, control=ma.control_with_most_seeds(results, others), **resolution)
+            control, runs_from = ma.control_with_most_seeds(results, others)
+            ds = ma.automata(results, *args, control=control, runs_from=runs_from, **resolution)
             write_netcdf(ds, tmp / f"automata-{ds.attrs['setting']}.nc")
         write_netcdf(ma.language_models(read_netcdf(probes), *args, **resolution), tmp / "language_models.nc")
     write_netcdf(ma.answer_lengths({f.stem: read_netcdf(f) for f in sorted(sparsity_rows.glob("*.nc"))}), lengths)

@@ -205,11 +205,15 @@ def _automata_results(n_seeds: int, strengths=(0.0, 3.0), **train):
 def test_the_automata_control_arm_is_read_from_the_same_cell_with_the_most_seeds():
     from emergence.experiments.mirage_analysis import control_with_most_seeds
 
+    def seeds(results, others):
+        control, source = control_with_most_seeds(results, others)
+        return control.sizes["seed"], source
+
     sweep = _automata_results(4)
     same = _automata_results(12, strengths=None)
-    assert control_with_most_seeds(sweep, [same]).sizes["seed"] == 12
-    assert control_with_most_seeds(sweep, []).sizes["seed"] == 4             # none trained it: the control arm
-    assert control_with_most_seeds(sweep, [_automata_results(2, strengths=None)]).sizes["seed"] == 4
-    other_steps = _automata_results(12, strengths=None, lr=0.01)             # any other field differs: not that cell
-    assert control_with_most_seeds(sweep, [other_steps]).sizes["seed"] == 4
-    assert control_with_most_seeds(_automata_results(4, strengths=(3.0, 0.0)), [same]).sizes["seed"] == 12
+    assert seeds(sweep, {"wide": same}) == (12, "wide, the same cell with more seeds")
+    assert seeds(sweep, {}) == (4, "the state-size sweep's control arm")           # none trained it
+    assert seeds(sweep, {"few": _automata_results(2, strengths=None)})[0] == 4
+    other_lr = _automata_results(12, strengths=None, lr=0.01)                     # any other field differs
+    assert seeds(sweep, {"other": other_lr})[0] == 4
+    assert seeds(_automata_results(4, strengths=(3.0, 0.0)), {"wide": same})[0] == 12

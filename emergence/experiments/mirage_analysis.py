@@ -222,32 +222,33 @@ def _without_seed_count(config: dict) -> dict:
     return {task: section}
 
 
-def control_with_most_seeds(results: xr.Dataset, others: list[xr.Dataset]) -> xr.Dataset:
+def control_with_most_seeds(results: xr.Dataset, others: dict[str, xr.Dataset]) -> tuple[xr.Dataset, str]:
     """The control arm (strength 0) of one state size of the state-size sweep, or, where another
     sweep trained that very cell with more seeds from the same first seed (`others`: single
-    cells; the automata architecture sweep's default model at S = 8), the one with the most:
-    every configuration field but the seed count is equal, so its first seeds are the control
-    arm's runs, and the mirage rules read more seeds at no cost."""
+    cells by name; the automata architecture sweep's default model at S = 8), the one with the
+    most: every configuration field but the seed count is equal, so its first seeds are the
+    control arm's runs, and the mirage rules read more seeds at no cost. Returns it and where it
+    comes from, for the report."""
     control = results.sel(strength=0.0)
     config = json.loads(results.attrs["configs"])[list(results["strength"].values).index(0.0)]
-    best = control
-    for other in others:
+    best, source = control, "the state-size sweep's control arm"
+    for name, other in others.items():
         if "config" in other.attrs and "seed" in other.dims and other.sizes["seed"] > best.sizes["seed"] \
                 and _without_seed_count(json.loads(other.attrs["config"])) == _without_seed_count(config):
-            best = other
-    return best
+            best, source = other, f"{name}, the same cell with more seeds"
+    return best, source
 
 
 def automata(results: xr.Dataset, threshold: float, horizon_fraction: float, control: xr.Dataset | None = None,
-             **resolution) -> xr.Dataset:
+             runs_from: str = "the state-size sweep's control arm", **resolution) -> xr.Dataset:
     """The control arm (strength 0) of one state size of the state-size sweep (or `control`, the
-    same cell with more seeds: `control_with_most_seeds`)."""
+    same cell with more seeds, read from `runs_from`: `control_with_most_seeds`)."""
     control = results.sel(strength=0.0) if control is None else control
     task = json.loads(results.attrs["configs"])[0]["cellular_automata"]["task"]
     ds = synthetic_task(control, chance_accuracy=float(results.attrs["chance_accuracy"]),
                         positions_per_unit=task["n_states"] - 1, threshold=threshold, horizon_fraction=horizon_fraction,
                         setting=f"S{int(results.attrs['state_size']):04d}", **resolution)
-    return ds.assign_attrs(task="cellular_automata", state_size=int(results.attrs["state_size"]))
+    return ds.assign_attrs(task="cellular_automata", state_size=int(results.attrs["state_size"]), runs_from=runs_from)
 
 
 def resolution(steps: np.ndarray, correct: np.ndarray, solved: float, sizes: list[int], draws: int,

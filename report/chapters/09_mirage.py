@@ -105,7 +105,9 @@ METRIC = {"accuracy": "accuracy", "cross_entropy": "cross-entropy", "p_correct":
 
 md(f"Runs analysed: " + "; ".join(
     f"{label(ds)}: {ds.sizes['seed']} seeds, budget {int(ds.attrs['budget_step']):,} steps" for ds in mirage.values())
-   + f". A curve has risen when its progress reaches {threshold} (`mirage.rise_threshold`).")
+   + f". A curve has risen when its progress reaches {threshold} (`mirage.rise_threshold`)."
+   + "".join(f" The runs of {label(ds)} are {ds.attrs['runs_from']}: its first seeds are the control arm's runs."
+             for ds in mirage.values() if ds.attrs.get("runs_from", "").endswith("more seeds")))
 
 # %% [markdown]
 # ## 1. Sharpness under each metric
