@@ -252,3 +252,29 @@ def test_a_sweep_split_into_seed_groups_on_two_workers_reruns_nothing(tmp_path, 
     monkeypatch.setattr(build_log, "POOLS", [])
     cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch", POOLED)
     assert build_log.POOLS == []  # nothing missing: no pool started
+
+
+def test_a_seed_group_killed_mid_run_resumes_and_the_cell_keeps_its_bytes(tmp_path, monkeypatch):
+    """A group's task dies after a resume snapshot (a killed worker, a preempted array task):
+    run again, it continues from the snapshot, and the assembled cell is the whole build's."""
+    from emergence.train import FAULT_ENV, InjectedFault
+
+    params = load_params(profile="smoke")
+    section = params["linear_map"]
+    section["train"].update(n_seeds=2, seeds_per_group=1, steps=12, eval_every=4, resume_every=4)
+    cell = {"profile": "smoke", "linear_map": section}
+    whole = cells.cell_entry(copy.deepcopy(cell), tmp_path / "whole")
+    request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split")
+    monkeypatch.setenv(FAULT_ENV, "6")  # after the snapshot at step 4
+    with pytest.raises(InjectedFault):
+        request.parts[1].run()
+    assert list((tmp_path / "split").glob("linear_map-*/group1/state.pt"))
+    monkeypatch.delenv(FAULT_ENV)
+    from emergence import train
+    steps, step = [], train.train_step
+    monkeypatch.setattr(train, "train_step", lambda *a, **k: steps.append(1) or step(*a, **k))
+    request.parts[1].run()
+    assert len(steps) == 12 - 4  # from the snapshot, not from the start
+    request.parts[0].run()
+    split = cache.cached(tmp_path / "split", request.name, request.key, request.build)
+    assert _cell_files(split) == _cell_files(whole)
