@@ -204,6 +204,8 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     calls = ([(p.run,) for p in parts.values()]
              + [(_build_in_worker, scratch, r.name, r.key, r.build) for r in jobs if not (split and r.parts)])
     call_costs = [p.cost for p in parts.values()] + [r.cost for r in jobs if not (split and r.parts)]
+    if split:
+        desc = f"{desc}, {len(parts)} seed groups of {sum(1 for r in jobs if r.parts)} of them apart"
     start = time.perf_counter()
     if slurm:
         workers = min(len(calls), execution["slurm"]["array_parallelism"])
@@ -220,7 +222,7 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     if slurm and assemble:
         records += [r for rs in run_slurm(_build_in_worker, [(scratch, r.name, r.key, r.build, spent)
                                                              for r, spent in assemble],
-                                          execution["slurm"], folder, f"{desc}: assembled") for r in rs]
+                                          execution["slurm"], folder, "cells assembled from their seed groups") for r in rs]
     elif assemble:
         first = len(build_log.LOOKUPS)
         for r, spent in assemble:
