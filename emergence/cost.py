@@ -210,7 +210,8 @@ def stage_entries(params: dict, scratch: Path = SCRATCH,
         return out
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
     out.append(("lm_train", {entry_of(scratch, r.name, r.key): (*lm_cost[name], language_model_kind(params, name),
-                                                                params["language_model"]["train"], ())
+                                                                params["language_model"]["train"],
+                                                                tuple(part.cost / r.cost for part in r.parts))
                              for name, r in variant_requests(params, scratch).items()}))
     return out
 

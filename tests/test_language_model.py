@@ -143,3 +143,35 @@ def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
     key_all = lm.training_key(params, "tiny", "dyck")
     params["language_model"]["pretraining"]["transfer"] = "body"
     assert lm.training_key(params, "tiny", "dyck") != key_all   # the transfer is part of the twin's key
+
+
+def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(tmp_path, monkeypatch):
+    """A from-scratch variant's seed groups trained apart (workers, array tasks): its build then
+    trains nothing and writes the whole build's bytes, train.nc and checkpoints; a
+    pre-pretrained twin stays whole."""
+    import copy
+    import hashlib
+
+    from emergence import train
+    from emergence.experiments import cache
+    from stages.lm_train import variant_requests
+
+    params = load_params(profile="smoke")
+    params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
+    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"])
+    params["language_model"]["train"].update(n_seeds=3, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
+
+    def files(entry):
+        return {str(p.relative_to(entry)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(entry.rglob("*")) if p.is_file() and p.name not in cache.RECORDS}
+
+    whole = variant_requests(copy.deepcopy(params), tmp_path / "whole")["tiny"]
+    whole_entry = cache.cached(tmp_path / "whole", whole.name, whole.key, whole.build)
+    requests = variant_requests(copy.deepcopy(params), tmp_path / "split")
+    assert [p.cost / requests["tiny"].cost for p in requests["tiny"].parts] == pytest.approx([2 / 3, 1 / 3])
+    assert requests["tiny+dyck"].parts == ()
+    spent = sum(part.run() for part in requests["tiny"].parts)
+    monkeypatch.setattr(train, "train_step", lambda *a, **k: pytest.fail("the build trained a step"))
+    r = requests["tiny"]
+    split = cache.cached(tmp_path / "split", r.name, r.key, r.build, spent)
+    assert files(split) == files(whole_entry) and any("checkpoints" in f for f in files(split))
