@@ -12,6 +12,7 @@ STAGE = "stage"           # the DVC stage this process runs (emergence/stage.py 
 LOOKUPS: list[dict] = []  # {"entry", "built", "seconds"}, one per lookup
 POOLS: list[dict] = []    # {"workers", "wall", "cell_seconds"}, one per pooled build
 COLD_WORKERS: list[int] = []  # workers a build of every requested entry would use, one per request
+PIECES: dict[str, int] = {}   # entry -> the seed groups it goes out as where that build would split it
 
 
 def usage() -> dict:
@@ -30,4 +31,6 @@ def usage() -> dict:
             "entries": {name: u["seconds"] for name, u in entries.items()},
             "build_wall_seconds": round(sum(built) - sum(p["cell_seconds"] for p in POOLS)
                                         + sum(p["wall"] for p in POOLS), 2),
-            "workers": max([1] + [p["workers"] for p in POOLS] + COLD_WORKERS)}
+            "workers": max([1] + [p["workers"] for p in POOLS] + COLD_WORKERS),
+            **({"pieces": {name: PIECES[name] for name in entries if name in PIECES}}
+               if any(name in PIECES for name in entries) else {})}

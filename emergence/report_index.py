@@ -90,7 +90,7 @@ def _cold_parts(timings: list[dict]) -> list[float | None]:
     """Each stage's part of the whole pipeline from an empty cell cache, so the parts add up to
     it: the stage's time besides building cells, plus each cell once at its recorded build time
     (stages share cells: a shared cell counts in the first stage to run that lists it), spread
-    over that stage's workers (never less than its longest cell). `timings` in pipeline order;
+    over that stage's workers (never less than its longest cell, or seed group where it splits). `timings` in pipeline order;
     None where a build time is unknown."""
     seen: set[str] = set()
     parts: list[float | None] = []
@@ -105,13 +105,16 @@ def _cold_parts(timings: list[dict]) -> list[float | None]:
             parts.append(None)
             continue
         wall = t.get("build_wall_seconds", t.get("built_seconds", 0.0))
-        parts.append(round(t["seconds"] - wall + _spread(new, t.get("workers", 1)), 1))
+        parts.append(round(t["seconds"] - wall + _spread(new, t.get("workers", 1), t.get("pieces", {})), 1))
     return parts
 
 
-def _spread(entries: dict[str, float], workers: int) -> float:
-    """The wall time of building `entries` on `workers` (the sum shared out, at least the longest)."""
-    return max(sum(entries.values()) / workers, max(entries.values())) if entries else 0.0
+def _spread(entries: dict[str, float], workers: int, pieces: dict[str, int] | None = None) -> float:
+    """The wall time of building `entries` on `workers` (the sum shared out, at least the longest
+    piece: an entry the executor splits into its seed groups, `pieces`, goes out in as many)."""
+    pieces = pieces or {}
+    return (max(sum(entries.values()) / workers, max(s / pieces.get(n, 1) for n, s in entries.items()))
+            if entries else 0.0)
 
 
 def _pipeline_rank(root: Path):

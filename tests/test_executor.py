@@ -152,6 +152,7 @@ def test_a_sweep_built_by_two_workers_has_the_bytes_of_one_process(tmp_path, mon
     assert _digests(tmp_path / "pooled") == _digests(tmp_path / "serial") and len(_digests(tmp_path / "serial")) == 3
     for log in ("LOOKUPS", "POOLS", "COLD_WORKERS"):
         monkeypatch.setattr(build_log, log, [])
+    monkeypatch.setattr(build_log, "PIECES", {})
     cells.write_sweep(copy.deepcopy(files), tmp_path / "again", tmp_path / "scratch-pooled", POOLED)
     usage = build_log.usage()
     assert usage["cells_built"] == 0 and usage["cells_reused"] == 3  # a rerun builds nothing
@@ -239,6 +240,7 @@ def test_a_sweep_split_into_seed_groups_on_two_workers_reruns_nothing(tmp_path, 
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     for log in ("LOOKUPS", "POOLS", "COLD_WORKERS"):
         monkeypatch.setattr(build_log, log, [])
+    monkeypatch.setattr(build_log, "PIECES", {})
     files = _sweep_files()  # three cells, six groups: 3 rounds of groups on two workers against 2 of cells
     requests = [cells.cell_request(c, tmp_path / "scratch") for f in files for c in f.cells]
     assert cache.splits(POOLED, [c["linear_map"]["train"] for f in files for c in f.cells],
@@ -247,6 +249,7 @@ def test_a_sweep_split_into_seed_groups_on_two_workers_reruns_nothing(tmp_path, 
     usage = build_log.usage()
     assert usage["cells_built"] == 3 and len(build_log.POOLS) == 1
     assert all(seconds > 0 for seconds in usage["entries"].values())
+    assert usage["pieces"] == {name: 2 for name in usage["entries"]}  # for the entry page's cold estimate
     cells.write_sweep(copy.deepcopy(files), tmp_path / "whole", tmp_path / "scratch-whole", SERIAL)
     assert _digests(tmp_path / "pooled") == _digests(tmp_path / "whole")
     monkeypatch.setattr(build_log, "POOLS", [])

@@ -241,6 +241,9 @@ def test_cold_cost_of_a_stage_built_by_workers_shares_its_cells_out(tmp_path):
     cells["x"] = 150.0  # one cell longer than the others together: the longest bounds the wall
     (timings / "a.json").write_text(json.dumps({"stage": "a", **warm}))
     assert stage_timings(tmp_path)["cold seconds"].tolist() == [152.0, 152.0]
+    # unless the executor splits it into its seed groups: then its longest group does
+    (timings / "a.json").write_text(json.dumps({"stage": "a", **warm, "pieces": {"x": 3}}))
+    assert stage_timings(tmp_path)["cold seconds"].tolist() == [127.0, 127.0]   # 250 cell-seconds on 2
 
 
 def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():

@@ -194,7 +194,8 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
 
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
-    cold = handed_out(list(wanted.values()))[1]
+    cold_split, cold = handed_out(list(wanted.values()))
+    build_log.PIECES.update({entry.name: len(r.parts) for entry, r in wanted.items() if cold_split and r.parts})
     build_log.COLD_WORKERS.append(min(len(cold), execution["slurm"]["array_parallelism"]) if slurm
                                   else build_plan(execution, trains, cold).workers)
     if not jobs:
