@@ -3,20 +3,24 @@
     python -m stages.linear_map_train TASK_NC RESULTS_NC CHECKPOINTS_DIR
 
 Through the cell cache (a rerun with the same configuration and training code copies the
-results instead of retraining); an interrupted run resumes from data/.scratch/.
+results instead of retraining); an interrupted run resumes from data/.scratch/. Where the
+executor expects it to finish sooner (emergence/experiments/cache.py's `splits`: on 2 cores,
+the default run's 4 seed groups on two one-thread workers), the cell's seed groups train in
+worker processes first; the bytes are the same.
 """
 import shutil
 import sys
 from pathlib import Path
 
 from emergence.experiments.cache import RECORDS
-from emergence.experiments.cells import RESULTS, cell_entry
+from emergence.experiments.cells import RESULTS, build_cells, cell_entry
 from emergence.io import atomic_dir, atomic_path
 from emergence.stage import SCRATCH, stage_run
 
 if __name__ == "__main__":
     task_path, results_path, checkpoints = map(Path, sys.argv[1:])
     with stage_run("linear_map_train") as params:
+        build_cells([(params, True)], SCRATCH, params["execution"])
         entry = cell_entry(params, SCRATCH, with_checkpoints=True, task_path=task_path)
         with atomic_path(results_path, ".nc") as tmp:
             shutil.copyfile(entry / RESULTS, tmp)
