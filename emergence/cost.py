@@ -246,6 +246,7 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     total = float(table["seconds"].sum()) if speed else float("nan")
     table.attrs["one pool hours"] = (one_pool_seconds(execution, every, float(table["wall"].sum())) / 3600
                                      if speed else float("nan"))
+    table.attrs["one pool split"] = pool_split(execution, every) if speed else (0, 0)
     table["device-hours"] = (table.pop("seconds") / 3600).round(2)
     table["wall hours here"] = (table.pop("wall") / 3600).round(2)
     return table, total
@@ -272,6 +273,16 @@ def one_pool_seconds(execution: dict, builds: list[tuple[float, dict, tuple[floa
     if len(pooled) < 2 or not on_slurm(execution, trains) and build_plan(execution, trains, seconds).workers < 2:
         return stage_by_stage
     return build_wall(execution, seconds, trains, shares) + left
+
+
+def pool_split(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]]) -> tuple[int, int]:
+    """(cells, seed groups): how many of `builds` (as `one_pool_seconds` takes them) the one pool
+    hands out as their seed groups; (0, 0) where it hands out whole cells."""
+    pooled = [(s, t, share) for s, t, share in builds if not bound_to_process(t)]
+    entries = [(s, tuple(s * f for f in share)) for s, _, share in pooled]
+    if len(pooled) < 2 or not splits(execution, [t for _, t, _ in pooled], entries):
+        return 0, 0
+    return sum(1 for _, parts in entries if parts), sum(len(parts) for _, parts in entries)
 
 
 def kinds_to_build(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> dict[tuple, float]:
@@ -335,7 +346,10 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
           f"one process; with `execution` ({params['execution']['executor']}), "
           f"{table.attrs['one pool hours']:.2f} hours of wall time here as `make report` builds the cells (one pool "
           f"over every stage's, emergence/prebuild.py), {table['wall hours here'].sum():.2f} stage by stage "
-          "(`dvc repro` alone: the column). An estimate from a cost model calibrated here, not a measurement.")
+          "(`dvc repro` alone: the column). An estimate from a cost model calibrated here, not a measurement."
+          + (" In that pool {} cells go out as their {} seed groups (more workers than long cells: "
+             "emergence/experiments/cache.py's `splits`).".format(*table.attrs["one pool split"])
+             if table.attrs["one pool split"][0] else ""))
     return 0
 
 

@@ -239,3 +239,23 @@ def test_bad_arguments_stop_before_anything_runs(argv, capsys):
     with pytest.raises(SystemExit) as stop:
         cost.main(argv)
     assert stop.value.code == 2 and "error:" in capsys.readouterr().err
+
+
+def test_on_sixteen_cores_the_one_pool_hands_out_seed_groups_and_finishes_sooner(tmp_path, monkeypatch):
+    """The default run's longest cell (the 8-seed linear-map run) bounds one pool of 16 workers
+    over whole cells; handed out as seed groups it does not. On 2 cores nothing is split."""
+    from emergence import executor
+    from emergence.experiments import cache
+
+    params = load_params(profile="default")
+    speed = dict.fromkeys(kinds_to_build(params, tmp_path), 1.0)
+    monkeypatch.setattr(executor, "usable_cores", lambda: 2)
+    assert plan_table(params, speed, scratch=tmp_path)[0].attrs["one pool split"] == (0, 0)
+    monkeypatch.setattr(executor, "usable_cores", lambda: 16)
+    table = plan_table(params, speed, scratch=tmp_path)[0]
+    cells_split, groups = table.attrs["one pool split"]
+    assert 0 < cells_split < groups
+    monkeypatch.setattr(cache, "SPLIT_GAIN", 0.0)  # never split
+    whole = plan_table(params, speed, scratch=tmp_path)[0]
+    assert whole.attrs["one pool split"] == (0, 0)
+    assert table.attrs["one pool hours"] < 0.8 * whole.attrs["one pool hours"]
