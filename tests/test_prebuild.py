@@ -99,3 +99,33 @@ def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp
     params["sweeps"]["precision"]["tasks"] = ["linear_map"]
     out = _pooled_and_alone(tmp_path, params, "sweep_precision", write)
     assert out["pooled"][1] == 0 and out["alone"][1] == 2 and out["pooled"][0] == out["alone"][0]
+
+
+def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes(tmp_path, monkeypatch):
+    """Four workers for two two-group cells: the pool trains their seed groups apart (the
+    bfloat16 twin's on its fixed one thread), assembles the cells, and the stage alone writes
+    the same file."""
+    from emergence import build_log, executor
+    from emergence.experiments.precision_check import run
+    from emergence.prebuild import prebuild
+
+    monkeypatch.setattr(executor, "usable_cores", lambda: 4)
+    monkeypatch.setattr(build_log, "PIECES", {})
+    params = load_params(profile="smoke")
+    params["sweeps"]["precision"]["tasks"] = ["linear_map"]
+    params["linear_map"]["train"].update(n_seeds=4, seeds_per_group=2)
+    pool = copy.deepcopy(params)
+    pool["execution"].update(worker_start_s=0.0, slowdown=1.0, workers=4)
+    files = {}
+    for name in ("pooled", "alone"):
+        scratch = tmp_path / name / "scratch"
+        del build_log.LOOKUPS[:], build_log.POOLS[:]
+        if name == "pooled":
+            prebuild(pool, scratch, {"sweep_precision"})
+            assert build_log.POOLS and build_log.POOLS[0]["workers"] == 4          # four groups at once
+            assert sorted(build_log.PIECES.values()) == [2, 2]
+            del build_log.LOOKUPS[:]
+        run(params, tmp_path / name / "cells", scratch)
+        files[name] = ((tmp_path / name / "cells" / "linear_map.nc").read_bytes(),
+                       sum(u["built"] for u in build_log.LOOKUPS))
+    assert files["pooled"][1] == 0 and files["alone"][1] == 2 and files["pooled"][0] == files["alone"][0]
