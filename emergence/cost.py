@@ -42,7 +42,7 @@ from emergence.config import load_params, validate
 from emergence.experiments import bias_intervention, cells, language_model as lm, mixer_comparison
 from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
-from emergence.experiments.cache import bound_to_process, build_plan, entry_of, handout_seconds, on_slurm, pieces, splits
+from emergence.experiments.cache import bound_to_process, build_plan, entry_of, handout, handout_seconds, on_slurm, splits
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
@@ -252,35 +252,50 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     return table, total
 
 
+def _priced(seconds: list[float], shares: list[tuple[float, ...]]) -> list[tuple[float, tuple[float, ...]]]:
+    """(seconds, its seed groups' seconds) of each entry, as cache.splits takes them."""
+    return [(s, tuple(s * f for f in share)) for s, share in zip(seconds, shares)]
+
+
 def build_wall(execution: dict, seconds: list[float], trains: list[dict], shares: list[tuple[float, ...]]) -> float:
     """Expected wall seconds of building entries that take `seconds` in this process, trained
     with these `train` sections, the way cache.build_missing builds them: whole, or split into
     their seed groups (`shares` of each entry's seconds) where that is expected to be sooner."""
-    entries = [(s, tuple(s * f for f in share)) for s, share in zip(seconds, shares)]
-    costs = pieces(entries) if splits(execution, trains, entries) else seconds
-    return handout_seconds(execution, trains, costs)
+    return handout_seconds(execution, trains, handout(execution, trains, _priced(seconds, shares))[1])
+
+
+def _one_pool(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]]) -> tuple[list, float] | None:
+    """`builds` (seconds in this process, train section, seed-group shares) that `make report`'s
+    one pool takes (emergence/prebuild.py), and the seconds of those left to their stages'
+    processes (CPU bfloat16 with the threads left to the process); None where the pool would be
+    this one process (the stages then build everything)."""
+    pooled = [b for b in builds if not bound_to_process(b[1])]
+    trains = [t for _, t, _ in pooled]
+    if len(pooled) < 2 or not on_slurm(execution, trains) and \
+            build_plan(execution, trains, [s for s, _, _ in pooled]).workers < 2:
+        return None
+    return pooled, sum(s for s, t, _ in builds if bound_to_process(t))
 
 
 def one_pool_seconds(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]], stage_by_stage: float) -> float:
-    """Expected wall seconds of `builds` (seconds in this process, train section, seed-group
-    shares) as `make report` builds them: emergence/prebuild.py's one pool over every stage's
-    entries, then those bound to their stages' processes (CPU bfloat16 with the threads left to
-    the process); where the pool would be this one process, the stages build everything, in
-    `stage_by_stage` seconds."""
-    pooled = [b for b in builds if not bound_to_process(b[1])]
-    left = sum(s for s, t, _ in builds if bound_to_process(t))
-    seconds, trains, shares = [b[0] for b in pooled], [b[1] for b in pooled], [b[2] for b in pooled]
-    if len(pooled) < 2 or not on_slurm(execution, trains) and build_plan(execution, trains, seconds).workers < 2:
+    """Expected wall seconds of `builds` as `make report` builds them: its one pool (`_one_pool`),
+    then the entries bound to their stages; `stage_by_stage` seconds where there is no pool."""
+    pool = _one_pool(execution, builds)
+    if pool is None:
         return stage_by_stage
-    return build_wall(execution, seconds, trains, shares) + left
+    pooled, left = pool
+    return build_wall(execution, *map(list, zip(*pooled))) + left
 
 
 def pool_split(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]]) -> tuple[int, int]:
     """(cells, seed groups): how many of `builds` (as `one_pool_seconds` takes them) the one pool
     hands out as their seed groups; (0, 0) where it hands out whole cells."""
-    pooled = [(s, t, share) for s, t, share in builds if not bound_to_process(t)]
-    entries = [(s, tuple(s * f for f in share)) for s, _, share in pooled]
-    if len(pooled) < 2 or not splits(execution, [t for _, t, _ in pooled], entries):
+    pool = _one_pool(execution, builds)
+    if pool is None:
+        return 0, 0
+    seconds, trains, shares = map(list, zip(*pool[0]))
+    entries = _priced(seconds, shares)
+    if not splits(execution, trains, entries):
         return 0, 0
     return sum(1 for _, parts in entries if parts), sum(len(parts) for _, parts in entries)
 

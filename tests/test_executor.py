@@ -222,7 +222,9 @@ def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
     assert handout_seconds(auto, [f32], pieces(one_cell)) == 100.0 * 1.5 + 3.0    # eight workers, one group each
     from emergence.cost import build_wall
     assert build_wall(auto, [800.0], [f32], [(0.125,) * 8]) == 153.0               # the printed plan expects the same
-    assert not splits(auto, [dict(f32, device="cuda")], one_cell) if torch.cuda.is_available() else True
+    with monkeypatch.context() as on_gpu:  # where the device is a GPU, one process trains (no pool)
+        on_gpu.setattr(cache, "runs_on", lambda train: {"device": "cuda", "precision": "float32"})
+        assert not splits(auto, [f32], one_cell)
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     many = [(400.0, (200.0, 200.0))] * 20
     assert not splits(auto, [f32] * 20, many)                                     # both workers busy either way

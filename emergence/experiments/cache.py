@@ -148,6 +148,12 @@ def pieces(entries: list[tuple[float, tuple[float, ...]]]) -> list[float]:
     return [c for cost, parts in entries for c in (parts or (cost,))]
 
 
+def handout(execution: dict, trains: list[dict], entries: list[tuple[float, tuple[float, ...]]]) -> tuple[bool, list[float]]:
+    """(whether `splits`, the costs handed out): the entries' parts, or the whole entries."""
+    split = splits(execution, trains, entries)
+    return split, pieces(entries) if split else [cost for cost, _ in entries]
+
+
 def splits(execution: dict, trains: list[dict], entries: list[tuple[float, tuple[float, ...]]]) -> bool:
     """Whether to hand out the entries' parts (a cell's seed groups) rather than whole entries:
     where a stage has fewer long cells than workers (one 8-group cell on 16 cores; the paper
@@ -188,9 +194,7 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     folder = scratch / "slurm" / build_log.STAGE
 
     def handed_out(rs: list[Request]) -> tuple[bool, list[float]]:
-        entries = [(r.cost, tuple(p.cost for p in r.parts)) for r in rs]
-        split = splits(execution, trains, entries)
-        return split, pieces(entries) if split else [cost for cost, _ in entries]
+        return handout(execution, trains, [(r.cost, tuple(p.cost for p in r.parts)) for r in rs])
 
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache

@@ -215,6 +215,9 @@ def linear_map(results: xr.Dataset, threshold: float, horizon_fraction: float, *
     return ds.assign_attrs(task="linear_map")
 
 
+CONTROL_ARM = "the state-size sweep's control arm"
+
+
 def _without_seed_count(config: dict) -> dict:
     (task,) = config
     section = {k: dict(v) for k, v in config[task].items()}
@@ -231,7 +234,7 @@ def control_with_most_seeds(results: xr.Dataset, others: dict[str, xr.Dataset]) 
     comes from, for the report."""
     control = results.sel(strength=0.0)
     config = json.loads(results.attrs["configs"])[list(results["strength"].values).index(0.0)]
-    best, source = control, "the state-size sweep's control arm"
+    best, source = control, CONTROL_ARM
     for name, other in others.items():
         if "config" in other.attrs and "seed" in other.dims and other.sizes["seed"] > best.sizes["seed"] \
                 and _without_seed_count(json.loads(other.attrs["config"])) == _without_seed_count(config):
@@ -240,7 +243,7 @@ def control_with_most_seeds(results: xr.Dataset, others: dict[str, xr.Dataset]) 
 
 
 def automata(results: xr.Dataset, threshold: float, horizon_fraction: float, control: xr.Dataset | None = None,
-             runs_from: str = "the state-size sweep's control arm", **resolution) -> xr.Dataset:
+             runs_from: str = CONTROL_ARM, **resolution) -> xr.Dataset:
     """The control arm (strength 0) of one state size of the state-size sweep (or `control`, the
     same cell with more seeds, read from `runs_from`: `control_with_most_seeds`)."""
     control = results.sel(strength=0.0) if control is None else control
