@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The checks that need a GPU, as one prepared run for a lent device machine (one H200, Python
-# 3.12 with torch preinstalled, no network): the CUDA tests, the paper configuration's training
-# throughput against the plain loop and the matmul ceilings, and the paper profile's training
-# plan calibrated on that device. Two steps:
+# The checks that need a GPU, as one prepared run for a lent device machine (one H200, 16 CPU
+# cores, Python 3.12 with torch preinstalled, no network): the CUDA tests (the library kernels of
+# the mixers included), the paper profile's training plan calibrated on that device, the paper
+# configuration's training throughput against the plain loop and the matmul ceilings (eager,
+# then compiled), and how CPU training scales over the machine's cores. Two steps:
 #
 #   here (a machine with PyPI):  bash .ci/device-check.sh wheels
-#       the packages the device image lacks (netCDF4, cftime, submitit) as cp312 wheels in .whl/,
-#       which git ignores;
-#   there (the device tool):     run(command="bash .ci/device-check.sh run", carry=[".whl"], timeout_s=540)
-#       writes under $OUT: gpu.txt, cuda-tests.log, bench.json + bench.log, plan.txt.
+#       the packages the device image lacks (netCDF4, cftime, submitit, flash-linear-attention)
+#       as wheels in .whl/, which git ignores;
+#   there (the device tool):     run(command="bash .ci/device-check.sh run", carry=[".whl"], timeout_s=570)
+#       writes under $OUT: gpu.txt, cuda-tests.log, plan.txt, bench.json, bench-compiled.json,
+#       scaling.json and bench.log (the three measurements' output).
 #
-# Sized to end in about 7 minutes of a 10-minute call, leaving time to rerun once inside the
-# 15-minute device budget; each part has its own time limit so one slow part cannot eat the rest.
+# Each part has its own time limit (540 s in all, most of a 10-minute call) so one slow part
+# cannot eat the rest; the most wanted come first.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,8 @@ case "${1:-}" in
   wheels)
     grep -qxF '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
     mkdir -p .whl
-    for pin in "$(grep -i '^netCDF4==' requirements.lock)" "cftime==1.6.6.1" "$(grep -i '^submitit==' requirements.lock)"; do
+    for pin in "$(grep -i '^netCDF4==' requirements.lock)" "cftime==1.6.6.1" "$(grep -i '^submitit==' requirements.lock)" \
+               "flash-linear-attention==0.6.0" "fla-core==0.6.0"; do
       python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 -d .whl "$pin" || exit 1
@@ -32,20 +35,28 @@ case "${1:-}" in
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
       || { echo "no wheels in .whl: run 'bash .ci/device-check.sh wheels' here first and carry .whl"; exit 1; }
     export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 DVC_NO_ANALYTICS=1
-    { nvidia-smi -L; python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"; } \
-      > "$out/gpu.txt" 2>&1
+    { nvidia-smi -L; python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+      nproc; lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|Flags' | cut -c1-400; } > "$out/gpu.txt" 2>&1
     cat "$out/gpu.txt"
-    # The CUDA tests (tests/test_cuda.py: the training path on the device against the CPU, the seed
-    # axis, the fused attention kernel, bf16 autocast with float32 evaluation).
-    timeout 150 python3 -m pytest -q -n 0 -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$out/cuda-tests.log"
-    # Throughput of the paper's linear-map configuration: float32 and bf16, eager and compiled,
-    # seeds per group 1 to 8, against the plain single-seed loop and the device's matmul ceilings.
-    timeout 200 python3 -m emergence.bench --configs paper --groups 1,8 --rounds 1 --seconds 3 --compile default \
-      --out "$out/bench.json" 2>&1 | tee "$out/bench.log" | grep -v '^\s*$' | tail -40
+    # The CUDA tests: tests/test_cuda.py (the training path on the device against the CPU, the seed
+    # axis, the fused attention kernel, bf16 autocast with float32 evaluation) and the library
+    # kernels of the mixers against their reference forms (fla's; mamba-ssm needs a compile).
+    timeout 120 python3 -m pytest -q -s -o addopts= -p no:cacheprovider -rs tests/test_cuda.py \
+      tests/test_mixer_kernels.py -k "cuda" 2>&1 | tee "$out/cuda-tests.log"
     # The paper profile's plan, each kind of cell (task, mixer, precision, compile mode) timed on
-    # this device for a second after warm-up, and each language-model variant (on a 2-core CPU the
-    # twelve kinds of cell took 8.5 min at 3 s).
-    timeout 180 python3 -m emergence.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
+    # this device for a second after warm-up, and each language-model variant.
+    timeout 130 python3 -m emergence.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
+    # Throughput of the paper's linear-map configuration, float32 and bf16, seeds per group 1 and
+    # 8, against the plain single-seed loop and the device's matmul ceilings; eager first, then
+    # compiled (each compile is cold).
+    timeout 90 python3 -m emergence.bench --configs paper --groups 1,8 --rounds 1 --seconds 3 --compile none \
+      --out "$out/bench.json" 2>&1 | tee -a "$out/bench.log" | grep -v '^\s*$' | tail -30
+    # CPU training over the machine's cores: 1, 4, 8 and 16 one-thread processes of the default
+    # linear-map cell at once (a pool of one-thread workers with at least that many cells).
+    timeout 80 python3 -m emergence.bench --configs default --scaling 4,8,16 --rounds 1 --seconds 3 \
+      --out "$out/scaling.json" 2>&1 | tee -a "$out/bench.log" | grep -E 'processes|per_added|wrote'
+    timeout 100 python3 -m emergence.bench --configs paper+compiled --groups 8 --rounds 1 --seconds 3 \
+      --compile default --out "$out/bench-compiled.json" 2>&1 | tee -a "$out/bench.log" | grep -E '^round|wrote'
     ;;
   *)
     echo "usage: bash .ci/device-check.sh wheels|run" >&2

@@ -41,6 +41,7 @@ import torch
 
 from emergence.allocator import keep_freed_memory
 from emergence.config import load_params
+from emergence.cores import usable_cores
 from emergence.executor import Plan, worker_start_seconds
 from emergence.experiments import language_model as lm
 from emergence.experiments.cells import task_module
@@ -343,6 +344,26 @@ def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float,
             "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
 
 
+def core_scaling(task: str, section: dict, counts: list[int], seconds: float, rounds: int = 1) -> dict:
+    """Seed-steps/s of n one-thread CPU processes training at once (summed), for each n in
+    `counts`, against one alone: what a pool of n one-thread workers gets from n cores when it
+    has at least n cells (`per_added_core` as in `per_core_scaling`). Rounds interleaved, medians."""
+    ctx = mp.get_context("spawn")
+    g = section["train"]["seeds_per_group"]
+    args = ("scaling", task, section, g, 1, seconds, "cpu")
+    together: dict[int, list[float]] = {n: [] for n in counts}
+    for _ in range(rounds):
+        for n in counts:
+            with ctx.Pool(n) as pool:
+                together[n].append(sum(r["seed_steps_per_s"] for r in pool.map(measure_steps, [args] * n)))
+            print(f"{n:3d} one-thread processes: {together[n][-1]:8.2f} seed-steps/s", flush=True)
+    alone = _median(together[1]) if 1 in together else None
+    return {"seeds_per_group": g, "seconds": seconds, "rounds": rounds,
+            "rows": [{"processes": n, "seed_steps_per_s": _summary(v),
+                      "per_added_core": per_core_scaling(_median(v), alone, n) if alone else None}
+                     for n, v in together.items()]}
+
+
 def gemm_bound_ratio(plain_seed_steps_per_s: float, gemm_gflop_per_seed_step: float, ceiling_gflop_per_s: float) -> float:
     """The most any loop could gain over the plain one with its GEMMs alone at the training-GEMM
     ceiling and everything else free: ceiling / GEMM work per seed-step / the plain loop's rate.
@@ -526,12 +547,30 @@ def main() -> None:
                         help="comma-separated torch.compile modes of the attention configurations' compiled "
                              "variants (default: '+compiled', max-autotune-no-cudagraphs: '+autotuned'; "
                              "none: skip them)")
+    parser.add_argument("--scaling", default="", metavar="N1,N2,...",
+                        help="measure only how CPU training scales with cores: 1 and then N one-thread processes "
+                             "at once, for each configuration --configs selects among " + ", ".join(LAYOUT_CONFIGS)
+                             + " (float32), written as {'core_scaling': ...}")
     args = parser.parse_args()
     only = [c for c in args.configs.split(",") if c]
     modes = tuple(m for m in args.compile.split(",") if m and m != "none")
     unknown = sorted(set(modes) - set(COMPILE_SUFFIX))
     if unknown:
         parser.error(f"--compile: unknown mode(s) {', '.join(unknown)}; allowed: none, {', '.join(COMPILE_SUFFIX)}")
+    if args.scaling:
+        counts = sorted({1, *(int(n) for n in args.scaling.split(","))})
+        if counts[0] < 1:
+            parser.error(f"--scaling: process counts of at least 1, got {args.scaling}")
+        chosen = [name for name in LAYOUT_CONFIGS if not only or any(name.startswith(p) for p in only)]
+        configs = configurations()
+        result = {"device": "cpu", "machine": platform.processor() or platform.machine(),
+                  "usable_cores": usable_cores(), "torch": torch.__version__,
+                  "core_scaling": {name: core_scaling(configs[name][0], configs[name][1], counts, args.seconds,
+                                                      args.rounds) for name in chosen}}
+        write_json(_json_safe(result), Path(args.out))
+        print("core scaling: " + json.dumps(_json_safe(result["core_scaling"]), indent=1))
+        print(f"wrote {args.out}")
+        return
     result = run([int(g) for g in args.groups.split(",")], args.seconds, args.threads, args.device, args.rounds,
                  only, modes)
     result = _json_safe(result)

@@ -34,8 +34,6 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-from dvc.exceptions import DvcException
-from dvc.repo import Repo
 
 from emergence.bench import MIN_TIMED_STEPS, WARMUP_STEPS, language_model_seconds, step_and_evaluation_seconds
 from emergence.config import load_params, validate
@@ -179,7 +177,13 @@ def runs(stage: str, running: set[str] | None) -> bool:
 def stages_to_run(root: Path = REPO_ROOT) -> set[str] | None:
     """The stages `dvc repro` would run: those `dvc status` finds changed, and every stage
     downstream of one (whose inputs it may rewrite: after a params edit only validate_params
-    has changed in DVC's eyes). None where DVC cannot tell (no DVC repository)."""
+    has changed in DVC's eyes). None where DVC cannot tell (no DVC repository, or DVC not
+    installed: a GPU machine given the working tree alone can still price the plan)."""
+    try:
+        from dvc.exceptions import DvcException
+        from dvc.repo import Repo
+    except ImportError:
+        return None
     try:
         with Repo(str(root)) as repo:
             changed = set(repo.status())
