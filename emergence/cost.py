@@ -163,7 +163,7 @@ def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
         factors[kind] = (calibrate_language_model(params, kind[1], seconds, factors[reference]) if kind[0] == lm.NAME
                          else calibrate_cell(_kind_cell(params, kind), seconds))
         # as it goes: a compiled kind takes its compile, and a run cut short keeps what it timed
-        print(f"calibrated {'/'.join(kind)}: {factors[kind]:.2f}x ({time.perf_counter() - start:.0f} s)",
+        print(f"calibrated {'/'.join(kind)}: {factors[kind]:.3g}x ({time.perf_counter() - start:.0f} s)",
               file=sys.stderr, flush=True)
     return factors
 

@@ -182,3 +182,16 @@ def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):
     assert len(entries) == 4
     pilot_rows(p, [1e-3], steps=12, n_seeds=1, architectures=["transformer"], scratch=tmp_path)
     assert sorted(tmp_path.joinpath("cells").iterdir()) == entries   # cached: nothing retrained
+
+
+def test_a_kernel_the_library_refuses_on_this_gpu_stops_before_training(tmp_path, monkeypatch):
+    """fla refuses Gated DeltaNet's backward on Hopper GPUs with Triton 3.4-3.7.0 (seen on an
+    H200, Triton 3.6.0): the sweep stops at the start, naming the key, not at that cell's first
+    backward after the other cells trained."""
+    p = load_params(profile="smoke")
+    p["sweeps"]["mixers"]["kernels"] = "cuda"
+    monkeypatch.setattr(mc, "check_available", lambda mixers, device: None)
+    monkeypatch.setattr(mc, "refusal", lambda mixer: "refused here" if mixer == "gated_deltanet" else None)
+    with pytest.raises(ValueError, match=r"sweeps\.mixers\.kernels = cuda, cell \S*gated_deltanet\S*: refused here"):
+        mc.run(p, tmp_path / "out", tmp_path / "scratch")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "scratch").exists()

@@ -22,6 +22,7 @@ from typing import Literal
 
 
 from emergence.experiments.cells import Budget, SweepFile, task_module, task_of, with_budget, write_sweep
+from emergence.kernel_refusals import refusal
 from emergence.mixer_kernels import KERNELS, check_available
 from emergence.model import MIXER_KEYS, matched_d_mlp, parameter_count
 from emergence.mixers import MIXERS
@@ -183,7 +184,8 @@ def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None
 
 
 def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
-    """With kernels = cuda: a CUDA training device and every library kernel importable."""
+    """With kernels = cuda: a CUDA training device, every library kernel importable, and none
+    known to refuse this device (emergence/kernel_refusals.py)."""
     if params["sweeps"][SWEEP]["kernels"] != "cuda":
         return
     for name, config in planned:
@@ -191,6 +193,8 @@ def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
         model, train = section["model"], section["train"]
         if model.get("kernels") == "cuda":
             check_available({model["mixer"]}, resolve_device(train["device"]).type)
+            if why := refusal(model["mixer"]):
+                raise ValueError(f"sweeps.{SWEEP}.kernels = cuda, cell {name}: {why}")
 
 
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
