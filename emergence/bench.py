@@ -344,23 +344,27 @@ def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float,
             "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
 
 
-def core_scaling(task: str, section: dict, counts: list[int], seconds: float, rounds: int = 1) -> dict:
-    """Seed-steps/s of n one-thread CPU processes training at once (summed), for each n in
-    `counts`, against one alone: what a pool of n one-thread workers gets from n cores when it
-    has at least n cells (`per_added_core` as in `per_core_scaling`). Rounds interleaved, medians."""
+def process_scaling(task: str, section: dict, counts: list[int], seconds: float, rounds: int = 1,
+                    device: str = "cpu") -> dict:
+    """Seed-steps/s of n one-thread processes training at once (summed), for each n in `counts`,
+    against one alone (`per_added_process`, as `per_core_scaling` computes it). On the CPU: what a
+    pool of n one-thread workers gets from n cores when it has at least n cells. On CUDA: what n
+    processes sharing the one GPU get from it (a step of the paper's configuration there waits
+    on kernel launches more than on arithmetic, so processes may overlap). Rounds interleaved,
+    medians."""
     ctx = mp.get_context("spawn")
     g = section["train"]["seeds_per_group"]
-    args = ("scaling", task, section, g, 1, seconds, "cpu")
+    args = ("scaling", task, section, g, 1, seconds, device)
     together: dict[int, list[float]] = {n: [] for n in counts}
     for _ in range(rounds):
         for n in counts:
             with ctx.Pool(n) as pool:
                 together[n].append(sum(r["seed_steps_per_s"] for r in pool.map(measure_steps, [args] * n)))
-            print(f"{n:3d} one-thread processes: {together[n][-1]:8.2f} seed-steps/s", flush=True)
+            print(f"{n:3d} one-thread processes on {device}: {together[n][-1]:8.2f} seed-steps/s", flush=True)
     alone = _median(together[1]) if 1 in together else None
-    return {"seeds_per_group": g, "seconds": seconds, "rounds": rounds,
+    return {"device": device, "seeds_per_group": g, "seconds": seconds, "rounds": rounds,
             "rows": [{"processes": n, "seed_steps_per_s": _summary(v),
-                      "per_added_core": per_core_scaling(_median(v), alone, n) if alone else None}
+                      "per_added_process": per_core_scaling(_median(v), alone, n) if alone else None}
                      for n, v in together.items()]}
 
 
@@ -548,9 +552,10 @@ def main() -> None:
                              "variants (default: '+compiled', max-autotune-no-cudagraphs: '+autotuned'; "
                              "none: skip them)")
     parser.add_argument("--scaling", default="", metavar="N1,N2,...",
-                        help="measure only how CPU training scales with cores: 1 and then N one-thread processes "
-                             "at once, for each configuration --configs selects among " + ", ".join(LAYOUT_CONFIGS)
-                             + " (float32), written as {'core_scaling': ...}")
+                        help="measure only how training scales with processes on --device: 1 and then N one-thread "
+                             "processes at once (on the CPU, one a core; on CUDA, sharing the GPU), for each "
+                             "configuration --configs selects among " + ", ".join(LAYOUT_CONFIGS)
+                             + " (float32), written as {'process_scaling': ...}")
     args = parser.parse_args()
     only = [c for c in args.configs.split(",") if c]
     modes = tuple(m for m in args.compile.split(",") if m and m != "none")
@@ -563,12 +568,12 @@ def main() -> None:
             parser.error(f"--scaling: process counts of at least 1, got {args.scaling}")
         chosen = [name for name in LAYOUT_CONFIGS if not only or any(name.startswith(p) for p in only)]
         configs = configurations()
-        result = {"device": "cpu", "machine": platform.processor() or platform.machine(),
+        result = {"device": args.device, "machine": platform.processor() or platform.machine(),
                   "usable_cores": usable_cores(), "torch": torch.__version__,
-                  "core_scaling": {name: core_scaling(configs[name][0], configs[name][1], counts, args.seconds,
-                                                      args.rounds) for name in chosen}}
+                  "process_scaling": {name: process_scaling(configs[name][0], configs[name][1], counts, args.seconds,
+                                                            args.rounds, args.device) for name in chosen}}
         write_json(_json_safe(result), Path(args.out))
-        print("core scaling: " + json.dumps(_json_safe(result["core_scaling"]), indent=1))
+        print("process scaling: " + json.dumps(_json_safe(result["process_scaling"]), indent=1))
         print(f"wrote {args.out}")
         return
     result = run([int(g) for g in args.groups.split(",")], args.seconds, args.threads, args.device, args.rounds,

@@ -3,8 +3,8 @@ import math
 
 import torch
 
-from emergence.bench import (configurations, core_scaling, evaluation_share, gemm_bound_ratio, gemm_shapes, per_core_scaling,
-                             shape_ceiling, training_gemms, worker_slowdown)
+from emergence.bench import (configurations, evaluation_share, gemm_bound_ratio, gemm_shapes, per_core_scaling,
+                             process_scaling, shape_ceiling, training_gemms, worker_slowdown)
 from emergence.config import load_params
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
@@ -83,11 +83,11 @@ def test_per_core_scaling():
     assert math.isclose(per_core_scaling(34.0, 10.0, 4), 0.8)  # three added cores add 2.4 cores' worth
 
 
-def test_core_scaling_times_one_process_alone_then_several_at_once():
+def test_process_scaling_times_one_process_alone_then_several_at_once():
     section = load_params(profile="smoke")["linear_map"]
-    out = core_scaling("linear_map", section, [1, 2], seconds=0.2)
+    out = process_scaling("linear_map", section, [1, 2], seconds=0.2)
     one, two = out["rows"]
     assert (one["processes"], two["processes"]) == (1, 2)
-    assert one["per_added_core"] == 1.0 and one["seed_steps_per_s"]["median"] > 0
-    assert math.isclose(two["per_added_core"], per_core_scaling(two["seed_steps_per_s"]["median"],
+    assert one["per_added_process"] == 1.0 and one["seed_steps_per_s"]["median"] > 0
+    assert math.isclose(two["per_added_process"], per_core_scaling(two["seed_steps_per_s"]["median"],
                                                                 one["seed_steps_per_s"]["median"], 2))
