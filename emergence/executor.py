@@ -14,6 +14,10 @@ cells' own `train.threads` where set), and the pool has at most cores // threads
 a stage has fewer entries than that and `workers` is left to the executor, the spare cores are
 shared out among the workers' threads.
 
+On CUDA the pool has one worker per visible GPU (at most `workers` where set, at most one per
+entry), each seeing its own GPU alone (CUDA_VISIBLE_DEVICES) as cuda:0 and a share of the cores;
+a machine with one GPU builds in the stage's process.
+
 On SLURM each missing entry (or, where there are fewer entries than the array runs at once,
 each of its seed groups: emergence/experiments/cache.py's `splits`) is one task of an array
 (`execution.slurm`: partition, time, CPUs, GPUs, memory); its torch threads are its CPUs. A task that fails or dies (killed, timed
@@ -67,7 +71,7 @@ class SlurmArgs:
 class ExecutionArgs:
     """How a training stage builds the cells the cell cache lacks (never what they compute)."""
     executor: Literal[EXECUTORS] = "local"
-    workers: int = number(0, 4096)             # worker processes; 0 = cores // threads_per_worker
+    workers: int = number(0, 4096)             # worker processes; 0 = cores // threads_per_worker (CUDA: GPUs)
     threads_per_worker: int = number(1, 4096)  # torch threads in each worker
     slowdown: float = number(1.0, 4096.0)      # a cell's time in a worker / in one process with every core
     worker_start_s: float = number(0.0, 3600.0)  # seconds a spawned worker takes to be ready (imports)
@@ -78,6 +82,16 @@ class ExecutionArgs:
 class Plan:
     workers: int   # 1: build in this process, with its own threads
     threads: int   # each worker's torch threads (this process's when workers == 1)
+    device: str = "cpu"  # cuda: each worker on a GPU of its own
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as CUDA_VISIBLE_DEVICES names them (indices or UUIDs);
+    every one torch counts where the variable is unset."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [name.strip() for name in listed.split(",") if name.strip()]
+    return [str(i) for i in range(torch.cuda.device_count())]
 
 
 # Builds running on this machine, across pipelines and clones: one file per process, named by
@@ -169,13 +183,19 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
     spawned process imports torch and the library before its first entry): a worker runs each
     entry `slowdown` times slower, so one long entry among short ones, three on two workers, or
     a few seconds of entries, build faster here. `cell_threads` is the cells' own
-    `train.threads` (0: unset). In this process: CUDA (one device), and entries bound to it
-    (`bound_here`: results that depend on the thread count, CPU bfloat16, where the cells leave
+    `train.threads` (0: unset). On CUDA, one worker per visible GPU, each GPU as fast as this
+    process's (none where there is one GPU). In this process: entries bound to it (`bound_here`: results that depend on the thread count, CPU bfloat16, where the cells leave
     the count to the process, so that their cache keys record this process's threads and no
     plan may change them)."""
     cores, here = usable_cores(), Plan(1, torch.get_num_threads())
-    if device != "cpu" or bound_here or len(costs) < 2:
+    if bound_here or len(costs) < 2:
         return here
+    if device != "cpu":
+        gpus = len(visible_gpus())
+        workers = min(execution["workers"] or gpus, gpus, len(costs))
+        if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers, device):
+            return here
+        return Plan(workers, max(1, cores // workers), device)
     threads = min(cell_threads or execution["threads_per_worker"], cores)
     workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))
     if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers):
@@ -187,19 +207,25 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
     return Plan(workers, threads)
 
 
-def pooled_seconds(execution: dict, costs: list[float], workers: int) -> float:
+def pooled_seconds(execution: dict, costs: list[float], workers: int, device: str = "cpu") -> float:
     """Expected wall time of building `costs` (seconds in this process) on `workers` worker
-    processes: each entry `slowdown` times slower there, handed out longest first, after the
-    workers' start."""
-    return makespan(costs, workers) * execution["slowdown"] + execution["worker_start_s"]
+    processes: each entry `slowdown` times slower there (on the CPU, where workers share the
+    cores; on CUDA each has a GPU of its own, as fast as this process's), handed out longest
+    first, after the workers' start."""
+    slowdown = execution["slowdown"] if device == "cpu" else 1.0
+    return makespan(costs, workers) * slowdown + execution["worker_start_s"]
 
 
 def expected_seconds(execution: dict, costs: list[float], p: Plan) -> float:
     """Expected wall time of building `costs` as `p` plans it."""
-    return pooled_seconds(execution, costs, p.workers) if p.workers > 1 else sum(costs)
+    return pooled_seconds(execution, costs, p.workers, p.device) if p.workers > 1 else sum(costs)
 
 
-def _start_worker(threads: int) -> None:
+def _start_worker(threads: int, gpus=None) -> None:
+    """A worker's start: its torch threads, and on CUDA the one GPU it takes from the `gpus`
+    queue, made its only visible device before anything in it starts CUDA."""
+    if gpus is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpus.get()
     torch.set_num_threads(threads)
 
 
@@ -221,8 +247,13 @@ def _worker_environment(threads: int) -> Iterator[None]:
 
 
 def _pool(p: Plan) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(p.workers, mp_context=get_context("spawn"), initializer=_start_worker,
-                               initargs=(p.threads,))
+    context = get_context("spawn")
+    gpus = None
+    if p.device != "cpu":
+        gpus = context.Queue()
+        for name in visible_gpus()[:p.workers]:
+            gpus.put(name)
+    return ProcessPoolExecutor(p.workers, mp_context=context, initializer=_start_worker, initargs=(p.threads, gpus))
 
 
 def _imported(module: str) -> str:

@@ -33,6 +33,47 @@ def test_threads_never_exceed_the_cores(monkeypatch):
     assert plan(dict(auto, threads_per_worker=2), [1.0] * 10).workers == 1  # one worker: this process builds
 
 
+def test_on_cuda_one_worker_per_gpu_with_a_share_of_the_cores(monkeypatch):
+    monkeypatch.setattr(executor, "usable_cores", lambda: 16)
+    monkeypatch.setattr(executor, "visible_gpus", lambda: ["0", "1", "2", "3"])
+    auto = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66, "worker_start_s": 0.0}
+    assert plan(auto, [1.0] * 10, device="cuda") == Plan(4, 4, "cuda")
+    assert plan(auto, [1.0] * 3, device="cuda") == Plan(3, 5, "cuda")           # no more workers than entries
+    assert plan(dict(auto, workers=2), [1.0] * 10, device="cuda") == Plan(2, 8, "cuda")
+    assert plan(dict(auto, workers=8), [1.0] * 10, device="cuda").workers == 4  # never more than the GPUs
+    # each worker has a GPU of its own: no CPU slowdown, so 4 cells on 2 GPUs take 2 s, not 3.3
+    assert executor.expected_seconds(auto, [1.0] * 4, Plan(2, 8, "cuda")) == 2.0
+    monkeypatch.setattr(executor, "visible_gpus", lambda: ["0"])
+    assert plan(auto, [1.0] * 10, device="cuda").workers == 1                   # one GPU: this process
+
+
+def test_the_visible_gpus_are_the_ones_cuda_visible_devices_names(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2, 5,GPU-8f3a")
+    assert executor.visible_gpus() == ["2", "5", "GPU-8f3a"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert executor.visible_gpus() == []
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert executor.visible_gpus() == ["0", "1"]
+
+
+def _worker_gpu(seconds: float) -> tuple[int, str]:
+    import time
+    time.sleep(seconds)
+    return os.getpid(), os.environ.get("CUDA_VISIBLE_DEVICES", "")
+
+
+def test_each_cuda_worker_sees_one_gpu_of_its_own(monkeypatch):
+    """Spawned workers (no CUDA is touched): each takes one of the visible GPUs before its first
+    job, and no two workers share one."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,7")
+    seen = run_jobs(_worker_gpu, [(0.5,)] * 4, Plan(2, 1, "cuda"))
+    by_worker = dict(seen)
+    assert set(by_worker.values()) <= {"3", "7"}
+    assert len(set(by_worker.values())) == len(by_worker)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "3,7"  # this process keeps its own
+
+
 def test_workers_only_where_they_finish_sooner(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66, "worker_start_s": 0.0}
