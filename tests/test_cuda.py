@@ -16,6 +16,7 @@ from emergence.model import SeedTransformer
 from emergence.train import evaluate
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+DEVICE = "cuda"
 
 
 @pytest.fixture
@@ -70,3 +71,36 @@ def test_the_fused_attention_path_matches_the_recorded_one_on_cuda(params):
     torch.testing.assert_close(fused, recorded, rtol=1e-4, atol=1e-4)
     metrics = evaluate(model, task, want_maps=True)
     assert all(v.dtype == np.float32 for v in metrics.values())
+
+
+def test_cells_built_by_cuda_workers_match_this_process(tmp_path, monkeypatch):
+    """The executor's GPU pool, one worker per visible GPU: two workers given the same GPU
+    (CUDA_VISIBLE_DEVICES names it twice), each seeing it alone as cuda:0, build the cells the
+    stage's own process builds on that GPU (within float tolerance: CUDA's atomic adds in the
+    embedding's backward need not sum in the same order from run to run)."""
+    import xarray as xr
+
+    from emergence import build_log, executor
+    from emergence.experiments import cells
+
+    params = load_params(profile="smoke")
+    budget = dict(params["sweeps"]["sparsity"], n_seeds=2, steps=12, eval_every=4)
+    files = []
+    for s in (1, 2, 3):
+        cell = cells.with_budget(params, {"state_size": 4, "sparsity": s}, budget)
+        cell["linear_map"]["train"]["device"] = DEVICE
+        files.append(cells.SweepFile(f"s{s}", [cell]))
+    serial = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "here", tmp_path / "scratch-here", serial)
+    gpu = executor.visible_gpus()[0]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", f"{gpu},{gpu}")
+    for log in ("LOOKUPS", "POOLS", "COLD_WORKERS"):
+        monkeypatch.setattr(build_log, log, [])
+    cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch-pooled", dict(serial, workers=2))
+    assert build_log.usage()["workers"] == 2 and build_log.usage()["cells_built"] == 3
+    here = sorted((tmp_path / "here").glob("*.nc"))
+    assert len(here) == 3
+    for path in here:
+        a, b = xr.open_dataset(path), xr.open_dataset(tmp_path / "pooled" / path.name)
+        assert a.attrs == b.attrs
+        xr.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
