@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, as one prepared run for a lent device machine (one H200, 16 CPU
 # cores, Python 3.12 with torch preinstalled, no network): the CUDA tests (the library kernels of
-# the mixers included); the paper configuration's training throughput at 8 and 32 seeds a batch
-# against the plain single-seed loop and the matmul ceilings; how it scales with processes
-# sharing the GPU, and CPU training over the machine's cores; the paper profile's training plan
-# calibrated on that device. Two steps:
+# the mixers included, and the executor's GPU pool); the paper configuration's training
+# throughput at 8 and 32 seeds a batch against the plain single-seed loop and the matmul
+# ceilings, eager and under CUDA graphs; how it scales with processes sharing the GPU; the paper
+# profile's training plan calibrated on that device. Two steps:
 #
 #   here (a machine with PyPI):  bash .ci/device-check.sh wheels
 #       the packages the device image lacks (netCDF4, cftime, submitit, flash-linear-attention)
 #       as wheels in .whl/, which git ignores;
 #   there (the device tool):     run(command="bash .ci/device-check.sh run", carry=[".whl"], timeout_s=570)
-#       writes under $OUT: gpu.txt, cuda-tests.log, bench.json, gpu-scaling.json, cpu-scaling.json,
+#       writes under $OUT: gpu.txt, cuda-tests.log, bench.json, bench-graphs.json, gpu-scaling.json,
 #       plan.txt and bench.log (the measurements' output).
 #
 # Each part has its own time limit (550 s in all) so one slow part cannot eat the rest; the most
 # wanted come first. Sized from the first run on an H200 (2026-12-04; the machine started in
-# ~30 s): the four CUDA tests ~25 s, fla's Triton kernels ~40 s each to compile, each bench row
+# ~30 s): the four CUDA tests of then ~25 s, fla's Triton kernels ~40 s each to compile, each bench row
 # ~20 s (a fresh process that starts CUDA), sixteen one-thread CPU processes more than 35 s to
 # start, the plan 140 s (two compiled mixers, cold inductor cache). Measured then and left out
-# now: one seed a batch (185 seed-steps/s float32, 175 bf16) and torch.compile (1.07 times eager
-# at eight seeds a batch).
+# now: one seed a batch (185 seed-steps/s float32, 175 bf16), torch.compile's default mode (1.07
+# times eager at eight seeds a batch) and 16 one-thread CPU processes (1, 4 and 8 measured).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,17 +54,17 @@ case "${1:-}" in
     # matmul ceilings.
     timeout 130 python3 -m emergence.bench --configs paper --groups 8,32 --rounds 1 --seconds 3 --compile none \
       --out "$out/bench.json" 2>&1 | tee -a "$out/bench.log" | grep -v '^\s*$' | tail -30
-    # Processes sharing the GPU: 1, 2 and 4 training the paper configuration at once (a step
-    # there waits on kernel launches, so several may fit where one leaves the GPU idle).
+    # CUDA graphs (torch.compile's reduce-overhead) at 1 and 8 seeds a batch, float32 and bf16:
+    # a step there waits on kernel launches, which graphs replay at once.
+    timeout 100 python3 -m emergence.bench --configs paper+graphs --groups 8 --rounds 1 --seconds 3 \
+      --compile reduce-overhead --out "$out/bench-graphs.json" 2>&1 | tee -a "$out/bench.log" | grep -E '^round|wrote'
+    # Processes sharing the GPU: 1, 2 and 4 training the paper configuration at once (several
+    # may fit where one leaves the GPU idle).
     timeout 70 python3 -m emergence.bench --configs paper --scaling 2,4 --device cuda --rounds 1 --seconds 3 \
       --out "$out/gpu-scaling.json" 2>&1 | tee -a "$out/bench.log" | grep -E 'processes|wrote'
-    # CPU training over the machine's cores: one and sixteen one-thread processes of the default
-    # linear-map cell at once (a pool of one-thread workers with at least sixteen cells).
-    timeout 60 python3 -m emergence.bench --configs default --scaling 16 --device cpu --rounds 1 --seconds 3 \
-      --out "$out/cpu-scaling.json" 2>&1 | tee -a "$out/bench.log" | grep -E 'processes|wrote'
     # The paper profile's plan, each kind of cell (task, mixer, precision, compile mode) timed on
     # this device for a second after warm-up, and each language-model variant.
-    timeout 170 python3 -m emergence.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
+    timeout 130 python3 -m emergence.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
     ;;
   *)
     echo "usage: bash .ci/device-check.sh wheels|run" >&2

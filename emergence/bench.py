@@ -2,13 +2,14 @@
 
     python -m emergence.bench --out data/bench/throughput.json [--seconds 4] [--groups 1,2,4,8] [--rounds 3]
                               [--configs paper,default,cellular_automata,mixers/]
-                              [--compile none|default,max-autotune-no-cudagraphs]
+                              [--compile none|default,max-autotune-no-cudagraphs,reduce-overhead]
 
 Configurations: the paper's linear-map setting, this repo's default one, the default
 cellular-automata one and every architecture of the mixer comparison (sweeps.mixers, at its
 first linear-map setting). Each runs in float32 and under bfloat16 autocast (`+bf16`), and the
 three attention configurations also with `train.compile` in each mode asked (`+compiled`:
-default, `+autotuned`: max-autotune-no-cudagraphs; one seed a batch and their own
+default, `+autotuned`: max-autotune-no-cudagraphs, and on request `+graphs`: reduce-overhead,
+CUDA graphs; one seed a batch and their own
 seeds_per_group; the cold compile is timed apart as warmup_s). For each number of seeds sharing
 a batch it times the real training step (emergence.train.train_step): steps/s, seed-steps/s,
 analytic FLOP/s (attention models only) as a fraction of two ceilings measured in the same run,
@@ -291,7 +292,12 @@ LAYOUT_CONFIGS = ("paper", "default")
 # one AMX CPU (2 threads, paper configuration, bf16) the seeds a batch mattered more than the
 # mode (default / max-autotune 28.4 / 28.8 seed-steps/s at one seed, 22.3 / 22.7 at eight;
 # eager 22.1 at one), so a compiled variant timed at its profile's eight alone looked no faster.
-COMPILE_SUFFIX = {"default": "+compiled", "max-autotune-no-cudagraphs": "+autotuned"}
+# CUDA graphs (`reduce-overhead`) only when asked: a CPU does not use them, and on an H200 a
+# step of the paper's configuration waits on kernel launches (5.4 ms at one seed a batch, 7.8 at
+# eight, 20% of the float32 ceiling), the cost graphs remove. Measured here with the training
+# step's own torch.compile call; `train.compile` does not offer the mode yet.
+COMPILE_SUFFIX = {"default": "+compiled", "max-autotune-no-cudagraphs": "+autotuned", "reduce-overhead": "+graphs"}
+DEFAULT_COMPILE = ("default", "max-autotune-no-cudagraphs")
 
 
 def configurations(compile_modes: tuple[str, ...] = (), precisions=PRECISIONS) -> dict[str, tuple[str, dict, bool]]:
@@ -547,10 +553,10 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--configs", default="", help="comma-separated name prefixes to run (default: all), "
                                                        "e.g. paper,default,cellular_automata,mixers/")
-    parser.add_argument("--compile", default=",".join(COMPILE_SUFFIX),
+    parser.add_argument("--compile", default=",".join(DEFAULT_COMPILE),
                         help="comma-separated torch.compile modes of the attention configurations' compiled "
                              "variants (default: '+compiled', max-autotune-no-cudagraphs: '+autotuned'; "
-                             "none: skip them)")
+                             "reduce-overhead: '+graphs', CUDA graphs, asked only; none: skip them)")
     parser.add_argument("--scaling", default="", metavar="N1,N2,...",
                         help="measure only how training scales with processes on --device: 1 and then N one-thread "
                              "processes at once (on the CPU, one a core; on CUDA, sharing the GPU), for each "
