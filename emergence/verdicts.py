@@ -280,14 +280,18 @@ def seeds_for_interval(estimate: float, interval: tuple[float, float], threshold
     with `power`, were `estimate` the truth: the interval's end facing the threshold gives the
     standard error (its distance from the estimate over z_(1 - alpha / 2)), which narrows as
     1 / sqrt(n) (a large-sample normal approximation; on the log scale for ratios, `log`).
-    n' = n ((z_(1 - alpha / 2) + z_power) se / |estimate - threshold|)^2. inf where the
-    estimate sits on the threshold, is not finite, or the interval does not straddle it."""
+    n' = n ((z_(1 - alpha / 2) + z_power) se / |estimate - threshold|)^2. The far end may be
+    unbounded (a censored median's "not reached") without harm: only the facing end enters.
+    inf where the estimate sits on the threshold, the estimate or the facing end is not
+    finite, or the interval does not straddle the threshold."""
     lo, hi = interval
-    values = (estimate, lo, hi, threshold)
-    if not all(math.isfinite(v) for v in values) or (log and min(values) <= 0) or not lo <= threshold <= hi:
+    if not lo <= threshold <= hi:
+        return math.inf
+    facing = lo if estimate >= threshold else hi
+    values = (estimate, facing, threshold)
+    if not all(math.isfinite(v) for v in values) or (log and min(values) <= 0):
         return math.inf
     f = math.log if log else (lambda x: x)
-    facing = lo if estimate >= threshold else hi
     gap = abs(f(estimate) - f(threshold))
     if gap == 0:
         return math.inf

@@ -149,3 +149,15 @@ def test_seeds_of_settings_with_different_seed_counts_are_resampled_within_their
     assert lo < 4 < hi
     # one stratum (or none given): the plain bootstrap, draw for draw
     assert _seed_bootstrap(first_kind, np.sum, 300, 0.9, 0, np.zeros(12)) == (lo, hi)
+
+
+def test_a_resolution_shift_whose_median_is_not_reached_still_says_what_would_decide_it():
+    """Runs whose small test set never shows the jump (inf) leave the interval's upper end
+    unbounded; the lower end, facing the threshold, still forecasts the seeds that decide it."""
+    shift = np.array([[1.0], [1.0], [2.0], [3.0], [np.inf], [np.inf], [2.0], [1.0], [np.inf], [4.0], [np.nan], [np.nan]])
+    here = jump_not_a_resolution_artefact(shift, subsample=16, max_intervals=1, paper_n=None, **COMMON)
+    assert here.interval[1] == np.inf and here.verdict == "inconclusive"
+    need = seeds_for_interval(here.estimate, here.interval, 1, here.n, COMMON["alpha"])
+    assert here.n < need < 100 and f"~{need:,} seeds would" in here.reason
+    assert jump_not_a_resolution_artefact(shift, subsample=16, max_intervals=1, paper_n=need,
+                                          **COMMON).verdict == "needs the paper profile"

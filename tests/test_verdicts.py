@@ -100,6 +100,9 @@ def test_seeds_for_an_interval_follow_the_normal_approximation():
     assert seeds_for_interval(9.0, (8.0, 10.0), 9.0, 10, ALPHA) == math.inf        # the estimate on the threshold
     assert seeds_for_interval(10.0, (9.5, 10.5), 9.0, 10, ALPHA) == math.inf       # already excluded: not this case
     assert seeds_for_interval(math.inf, (1.0, math.inf), 2.0, 10, ALPHA, log=True) == math.inf
+    # a censored median's unbounded far end does not enter: the facing end 1 gives se = 1 / z
+    assert seeds_for_interval(2.0, (1.0, math.inf), 1.0, 12, ALPHA) == math.ceil(12 * ((z + 0.8416) / z) ** 2)
+    assert seeds_for_interval(0.5, (0.0, math.inf), 1.0, 12, ALPHA) == math.inf  # the unbounded end faces it
 
 
 def test_seeds_for_an_interval_reach_their_power_in_simulation():
