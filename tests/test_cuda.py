@@ -82,14 +82,9 @@ def test_cells_built_by_cuda_workers_match_this_process(tmp_path, monkeypatch):
 
     from emergence import build_log, executor
     from emergence.experiments import cells
+    from tests.test_executor import _sweep_files
 
-    params = load_params(profile="smoke")
-    budget = dict(params["sweeps"]["sparsity"], n_seeds=2, steps=12, eval_every=4)
-    files = []
-    for s in (1, 2, 3):
-        cell = cells.with_budget(params, {"state_size": 4, "sparsity": s}, budget)
-        cell["linear_map"]["train"]["device"] = DEVICE
-        files.append(cells.SweepFile(f"s{s}", [cell]))
+    files = _sweep_files(seeds_per_group=2, device=DEVICE)
     serial = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
     cells.write_sweep(copy.deepcopy(files), tmp_path / "here", tmp_path / "scratch-here", serial)
     gpu = executor.visible_gpus()[0]

@@ -163,15 +163,17 @@ def test_jobs_come_back_in_order_and_a_failure_is_raised():
         run_jobs(_square, [(1,), (-1,), (2,)], Plan(2, 1))
 
 
-def _sweep_files(seeds_per_group: int = 1):
+def _sweep_files(seeds_per_group: int = 1, device: str | None = None):
     """Three small linear-map cells of two seeds: two seed groups each (parts the executor may
-    train apart), or one."""
+    train apart), or one; on `device` where given (else the profile's)."""
     params = load_params(profile="smoke")
     budget = dict(params["sweeps"]["sparsity"], n_seeds=2, steps=12, eval_every=4)
     files = []
     for s in (1, 2, 3):
         cell = cells.with_budget(params, {"state_size": 4, "sparsity": s}, budget)
         cell["linear_map"]["train"]["seeds_per_group"] = seeds_per_group
+        if device:
+            cell["linear_map"]["train"]["device"] = device
         files.append(cells.SweepFile(f"s{s}", [cell]))
     return files
 
