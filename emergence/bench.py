@@ -344,10 +344,14 @@ def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float,
     with ctx.Pool(1) as pool:
         one = pool.apply(measure_steps, (("layout", task, section, g, threads, seconds, device),))["seed_steps_per_s"]
         alone = pool.apply(measure_steps, (("layout", task, section, g, 1, seconds, device),))["seed_steps_per_s"]
-    with ctx.Pool(threads) as pool:
-        rows = pool.map(measure_steps, [("layout", task, section, g, 1, seconds, device)] * threads)
     return {"one_process": one, "one_thread_alone": alone,
-            "one_thread_processes": sum(r["seed_steps_per_s"] for r in rows)}
+            "one_thread_processes": _at_once(ctx, ("layout", task, section, g, 1, seconds, device), threads)}
+
+
+def _at_once(ctx, args: tuple, n: int) -> float:
+    """Seed-steps/s of n processes running `measure_steps(args)` at once, summed."""
+    with ctx.Pool(n) as pool:
+        return sum(r["seed_steps_per_s"] for r in pool.map(measure_steps, [args] * n))
 
 
 def process_scaling(task: str, section: dict, counts: list[int], seconds: float, rounds: int = 1,
@@ -364,8 +368,7 @@ def process_scaling(task: str, section: dict, counts: list[int], seconds: float,
     together: dict[int, list[float]] = {n: [] for n in counts}
     for _ in range(rounds):
         for n in counts:
-            with ctx.Pool(n) as pool:
-                together[n].append(sum(r["seed_steps_per_s"] for r in pool.map(measure_steps, [args] * n)))
+            together[n].append(_at_once(ctx, args, n))
             print(f"{n:3d} one-thread processes on {device}: {together[n][-1]:8.2f} seed-steps/s", flush=True)
     alone = _median(together[1]) if 1 in together else None
     return {"device": device, "seeds_per_group": g, "seconds": seconds, "rounds": rounds,

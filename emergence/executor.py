@@ -184,7 +184,8 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
     entry `slowdown` times slower, so one long entry among short ones, three on two workers, or
     a few seconds of entries, build faster here. `cell_threads` is the cells' own
     `train.threads` (0: unset). On CUDA, one worker per visible GPU, each GPU as fast as this
-    process's (none where there is one GPU). In this process: entries bound to it (`bound_here`: results that depend on the thread count, CPU bfloat16, where the cells leave
+    process's (none where there is one GPU). In this process: entries bound to it
+    (`bound_here`: results that depend on the thread count, CPU bfloat16, where the cells leave
     the count to the process, so that their cache keys record this process's threads and no
     plan may change them)."""
     cores, here = usable_cores(), Plan(1, torch.get_num_threads())
