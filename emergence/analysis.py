@@ -1,17 +1,28 @@
-"""Emergence statistics as pure functions of (steps, values) arrays.
+"""Emergence statistics: pure functions of (steps, values) arrays, and of whole runs.
 
 A trajectory's *progress* runs from 0 at chance to 1 when solved. Plateau end, emergence
 step and solved step are first crossings of thresholds; a run that never crosses within
 the budget is right-censored at the last step (time = budget, censored = True), never
 dropped. Censored times feed Kaplan-Meier estimates (emergence/survival.py), not plain means.
+
+`analyse` applies them to any results Dataset from experiments/runner.py, per seed and per
+(seed, output unit): the output units are the linear map's bits, the cellular automaton's
+cells or a language model's positions (the dimension of `unit_accuracy` besides seed and
+step), and chance accuracy comes from the `chance_accuracy` attribute (0.5 if absent). Only
+numpy, scipy and xarray here, so no analysis stage depends on the training code.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import xarray as xr
 from scipy.stats import norm
+
+from emergence.schema import ConfigError, number
+from emergence.survival import bootstrap_km_median, km_median, km_median_of_rows
 
 
 def progress_from_accuracy(accuracy: np.ndarray, chance: float = 0.5) -> np.ndarray:
@@ -164,3 +175,195 @@ def bracket_emergence(steps: list[int], solved: Callable[[int], bool]) -> Bracke
         else:
             lo = mid
     return Bracket(steps[lo] if lo >= 0 else None, steps[hi], False, calls)
+
+
+# Per run, from a results Dataset.
+
+@dataclass(frozen=True, kw_only=True)
+class AnalysisArgs:
+    """A task's `analysis` section: progress thresholds (the verdicts' are in `claims`)."""
+    plateau_threshold: float = number(0.0, 1.0)
+    emergence_threshold: float = number(0.0, 1.0)
+    solved_threshold: float = number(0.0, 1.0)
+    smoothing_window: int = number(1, 1001)
+    alpha: float = number(0.0, 1.0)    # 1 - the level of the intervals in the per-task summaries
+
+    def check(self, key: str) -> None:
+        if not self.plateau_threshold <= self.emergence_threshold <= self.solved_threshold:
+            raise ConfigError(f"{key}.emergence_threshold: need plateau_threshold <= emergence_threshold <= "
+                              f"solved_threshold, got {self.plateau_threshold}, {self.emergence_threshold}, "
+                              f"{self.solved_threshold}")
+
+
+def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
+    """Per-seed and per-(seed, unit) emergence statistics, with censoring, from training results."""
+    steps = results["step"].values
+    thresholds = dict(plateau=analysis["plateau_threshold"], emergence=analysis["emergence_threshold"],
+                      solved=analysis["solved_threshold"], smoothing_window=analysis["smoothing_window"])
+    unit = next(d for d in results["unit_accuracy"].dims if d not in ("seed", "step"))
+    chance = float(results.attrs.get("chance_accuracy", 0.5))
+    seeds, units = results["seed"].values, results[unit].values
+    L, H = results.sizes["layer"], results.sizes["head"]
+    n_seed, n_unit = len(seeds), len(units)
+
+    per_seed = {k: np.full(n_seed, np.nan) for k in (
+        "plateau_end_step", "emergence_step", "solved_step", "transition_width", "final_loss", "final_output_loss",
+        "final_accuracy", "final_exact_match", "final_p_correct")}
+    per_seed_flags = {k: np.zeros(n_seed, dtype=np.int8) for k in ("plateau_end_censored", "emergence_censored",
+                                                                    "solved_censored")}
+    per_unit = {k: np.full((n_seed, n_unit), np.nan) for k in (
+        "unit_plateau_end_step", "unit_emergence_step", "unit_solved_step", "unit_transition_width",
+        "head_parent_mass_rise", "entropy_drop_step", "entropy_before", "entropy_after",
+        "pattern_head_entropy_drop_step")}
+    unit_censored = np.zeros((n_seed, n_unit), dtype=np.int8)
+    unit_flags = {k: np.zeros((n_seed, n_unit), dtype=np.int8) for k in ("unit_plateau_end_censored",
+                                                                         "unit_solved_censored")}
+    responsible = np.full((n_seed, n_unit), -1, dtype=np.int64)
+
+    for k in range(n_seed):
+        acc = results["accuracy"].values[k]
+        e = emergence_of(steps, progress_from_accuracy(acc, chance), **thresholds)
+        for name, c in (("plateau_end", e.plateau_end), ("emergence", e.emergence), ("solved", e.solved)):
+            per_seed[f"{name}_step"][k] = c.step
+            per_seed_flags[f"{name}_censored"][k] = c.censored
+        per_seed["transition_width"][k] = e.transition_width
+        last = -1
+        for name, var in (("final_loss", "loss"), ("final_output_loss", "output_loss"), ("final_accuracy", "accuracy"),
+                          ("final_exact_match", "exact_match"), ("final_p_correct", "p_correct")):
+            per_seed[name][k] = results[var].values[k, last]
+
+        for i in range(n_unit):
+            b = emergence_of(steps, progress_from_accuracy(results["unit_accuracy"].values[k, :, i], chance), **thresholds)
+            per_unit["unit_plateau_end_step"][k, i] = b.plateau_end.step
+            per_unit["unit_emergence_step"][k, i] = b.emergence.step
+            per_unit["unit_solved_step"][k, i] = b.solved.step
+            per_unit["unit_transition_width"][k, i] = b.transition_width
+            unit_censored[k, i] = b.emergence.censored
+            unit_flags["unit_plateau_end_censored"][k, i] = b.plateau_end.censored
+            unit_flags["unit_solved_censored"][k, i] = b.solved.censored
+            # The head that attends to unit i's ground-truth pattern at the end of training, chosen
+            # without looking at when the unit jumped (claim 2's test pairs its entropy drop
+            # with the unit's jump, against other units' heads).
+            pm_final = results["parent_mass"].values[k, -1, :, :, i].reshape(L * H)
+            if np.isfinite(pm_final).any():
+                h = int(np.nanargmax(pm_final))
+                per_unit["pattern_head_entropy_drop_step"][k, i] = steepest_drop_step(
+                    steps, results["attention_entropy"].values[k, :, h // H, h % H, i])
+            if b.emergence.censored:
+                continue
+            # Which head learned unit i (row i of A on the linear map): the largest rise in parent mass across the unit's jump.
+            before = np.searchsorted(steps, b.plateau_end.step, side="right") - 1
+            after = min(len(steps) - 1, int(np.searchsorted(steps, b.solved.step if not b.solved.censored
+                                                            else steps[-1], side="left")))
+            before = max(0, min(before, after - 1))
+            pm = results["parent_mass"].values[k, :, :, :, i].reshape(len(steps), L * H)
+            flat, rise = responsible_head(pm[after], pm[before])
+            responsible[k, i] = flat
+            per_unit["head_parent_mass_rise"][k, i] = rise
+            ent = results["attention_entropy"].values[k, :, flat // H, flat % H, i]
+            per_unit["entropy_drop_step"][k, i] = steepest_drop_step(steps, ent)
+            per_unit["entropy_before"][k, i] = ent[before]
+            per_unit["entropy_after"][k, i] = ent[after]
+
+    data_vars = {name: (("seed",), v) for name, v in {**per_seed, **per_seed_flags}.items()}
+    data_vars.update({name: (("seed", unit), v) for name, v in per_unit.items()})
+    data_vars["unit_emergence_censored"] = (("seed", unit), unit_censored)
+    data_vars.update({name: (("seed", unit), v) for name, v in unit_flags.items()})
+    data_vars["responsible_layer"] = (("seed", unit), np.where(responsible >= 0, responsible // H, -1))
+    data_vars["responsible_head"] = (("seed", unit), np.where(responsible >= 0, responsible % H, -1))
+    data_vars["diverged_step"] = (("seed",), results["diverged_step"].values)
+    attrs = dict(results.attrs)
+    attrs["analysis"] = json.dumps(analysis, sort_keys=True)
+    attrs["budget_step"] = int(steps[-1])
+    return xr.Dataset(data_vars, coords={"seed": seeds, unit: units}, attrs=attrs)
+
+
+def jump_widths(analysed: xr.Dataset, per: str = "unit") -> tuple[np.ndarray, np.ndarray]:
+    """Steps from plateau end to solved, [seed, unit] (`per` "unit") or [seed] (`per` "seed"), and
+    censored: one that left the plateau but did not solve within the budget carries budget -
+    plateau end, a lower bound (the slow jumps stay in, as Kaplan-Meier needs them); NaN where it
+    never left the plateau."""
+    prefix = {"unit": "unit_", "seed": ""}[per]
+    budget = float(analysed.attrs["budget_step"])
+    pe = analysed[f"{prefix}plateau_end_step"].values
+    left = analysed[f"{prefix}plateau_end_censored"].values == 0
+    solved = analysed[f"{prefix}solved_censored"].values == 0
+    width = np.where(solved, analysed[f"{prefix}solved_step"].values - pe, budget - pe)
+    return np.where(left, width, np.nan), left & ~solved
+
+
+def summary_metrics(analysed: xr.Dataset) -> dict:
+    """Headline numbers for `dvc metrics` (JSON: unreached medians are null, not inf)."""
+    n = analysed.sizes["seed"]
+    t, c = analysed["emergence_step"].values, analysed["emergence_censored"].values.astype(bool)
+    med = km_median(t, c)
+    solved = int((analysed["solved_censored"].values == 0).sum())
+    lo, hi = bootstrap_km_median(t, c, n_boot=500)
+    width, unfinished = jump_widths(analysed)
+    finite = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
+    return {
+        "n_seeds": n,
+        "fraction_solved": solved / n,
+        "emergence_step_median": finite(med),
+        "emergence_step_median_ci90": [finite(lo), finite(hi)],
+        "emergence_step_min": finite(np.min(t[~c])) if (~c).any() else None,
+        "emergence_step_max": finite(np.max(t[~c])) if (~c).any() else None,
+        "unit_transition_width_median": finite(km_median_of_rows(width, unfinished)),  # KM: unfinished censored
+        "final_loss_mean": finite(np.nanmean(analysed["final_loss"].values)),
+        "final_accuracy_mean": finite(np.nanmean(analysed["final_accuracy"].values)),
+        "n_diverged": int((analysed["diverged_step"].values >= 0).sum()),
+    }
+
+
+def plot_table(results: xr.Dataset) -> "list[dict]":
+    """Rows for the DVC plot of accuracy and loss against step (mean and range over seeds)."""
+    rows = []
+    acc, loss = results["accuracy"].values, results["output_loss"].values
+    for j, step in enumerate(results["step"].values):
+        rows.append({"step": int(step),
+                     "accuracy_mean": round(float(np.nanmean(acc[:, j])), 6),
+                     "accuracy_min": round(float(np.nanmin(acc[:, j])), 6),
+                     "accuracy_max": round(float(np.nanmax(acc[:, j])), 6),
+                     "output_loss_mean": round(float(np.nanmean(loss[:, j])), 6)})
+    return rows
+
+
+CELL_FIELDS = ("final_output_loss", "final_accuracy", "plateau_end_step", "emergence_step", "solved_step")
+CELL_FLAGS = ("plateau_end_censored", "emergence_censored", "solved_censored")
+
+
+def cell_statistics(analysed: list[xr.Dataset]) -> tuple[dict, int]:
+    """Per-seed statistics of several analysed cells as (cell, seed) arrays for a sweep summary.
+
+    Cells with fewer seeds are padded (NaN; censored flag 1). Returns (data_vars, n_seed)."""
+    n_seed = max([a.sizes["seed"] for a in analysed] + [0])
+    data = {}
+    for f in CELL_FIELDS + CELL_FLAGS:
+        is_flag = f in CELL_FLAGS
+        arr = np.full((len(analysed), n_seed), 1 if is_flag else np.nan, dtype=np.int8 if is_flag else float)
+        for i, a in enumerate(analysed):
+            arr[i, :a.sizes["seed"]] = a[f].values
+        data[f] = (("cell", "seed"), arr)
+    data["budget_step"] = (("cell",), np.array([int(a.attrs["budget_step"]) for a in analysed], dtype=np.int64))
+    return data, n_seed
+
+
+def unstack_cells(ds: xr.Dataset, dim: str):
+    """The cells of a stacked sweep file (cells along `dim`, their configs in attrs["configs"], as
+    emergence/experiments/cells.py writes them), each with its own config attribute: yields
+    (value, cell)."""
+    configs = json.loads(ds.attrs["configs"])
+    for i, value in enumerate(ds[dim].values):
+        cell = ds.isel({dim: i}).drop_vars(dim)
+        cell.attrs = dict(ds.attrs, config=json.dumps(configs[i]))
+        yield value, cell
+
+
+def summary_dataset(analysed: list[xr.Dataset], names: list[str], columns: dict, attrs: dict) -> xr.Dataset:
+    """A sweep summary over (cell, seed): `cell_statistics` of the analysed cells, then one
+    column per entry of `columns` (arrays over cells). `attrs["analysis"]` is stored as JSON."""
+    data, n_seed = cell_statistics(analysed)
+    for key, values in columns.items():
+        data[key] = (("cell",), values)
+    attrs = {k: (json.dumps(v, sort_keys=True) if k == "analysis" else v) for k, v in attrs.items()}
+    return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)}, attrs=attrs)

@@ -27,7 +27,7 @@ from emergence.experiments.ca_state_size_sweep import StateSizeSweepArgs
 from emergence.experiments.lm_probes import LanguageModelArgs
 from emergence.experiments.mixer_comparison import MixerSweepArgs
 from emergence.experiments.precision_check import PrecisionCheckArgs
-from emergence.experiments.run_statistics import AnalysisArgs
+from emergence.analysis import AnalysisArgs
 from emergence.experiments.runner import BiasArgs
 from emergence.experiments.sparsity_sweep import SparsitySweepArgs
 from emergence.model import ModelArgs

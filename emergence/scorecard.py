@@ -22,8 +22,8 @@ import yaml
 
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
-from emergence.experiments.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
-from emergence.experiments.run_statistics import jump_widths
+from emergence.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
+from emergence.analysis import jump_widths
 from emergence.io import read_netcdf
 from emergence.stability import NOT_TESTED, decide_each, resampled_verdicts, stability, with_untested
 from emergence.survival import benjamini_hochberg
@@ -515,7 +515,7 @@ def _by_seed(arrays: list[np.ndarray]) -> np.ndarray:
 def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
     """The jumps asked Schaeffer et al.'s question, per task: do they survive a continuous
     metric, are they sharp within a run and random across seeds, does the attention move first.
-    `mirage` holds the mirage_analyse stage's datasets by name (emergence/experiments/mirage_analysis.py)."""
+    `mirage` holds the mirage_analyse stage's datasets by name (emergence/mirage_analysis.py)."""
     c, out = ctx.c, []
     common = dict(alpha=c["alpha"], n_boot=c["n_boot"])
     groups = {"linear-map": ("linear map", [ds for name, ds in mirage.items() if name.startswith("linear_map")], "cross_entropy"),

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from emergence.experiments.mirage_analysis import width_ratio
+from emergence.mirage_analysis import width_ratio
 from emergence.survival import km_median
 
 

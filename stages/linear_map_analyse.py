@@ -6,7 +6,7 @@ import csv
 import sys
 from pathlib import Path
 
-from emergence.experiments.run_statistics import analyse, plot_table, summary_metrics
+from emergence.analysis import analyse, plot_table, summary_metrics
 from emergence.io import atomic_path, read_netcdf, write_json, write_netcdf
 from emergence.stage import stage_run
 

@@ -5,14 +5,14 @@
 
 Writes OUT_DIR/linear_map.nc, OUT_DIR/automata-S<size>.nc (the control arm of each state size,
 or the automata architecture sweep's cell where it is that cell with more seeds)
-and OUT_DIR/language_models.nc (emergence/experiments/mirage_analysis.py), the folder replacing
+and OUT_DIR/language_models.nc (emergence/mirage_analysis.py), the folder replacing
 the old one atomically, and LENGTHS_NC: the exact-match prediction across the sparsity sweep's
 answer lengths.
 """
 import sys
 from pathlib import Path
 
-from emergence.experiments import mirage_analysis as ma
+from emergence import mirage_analysis as ma
 from emergence.io import atomic_dir, read_netcdf, write_netcdf
 from emergence.stage import stage_run
 

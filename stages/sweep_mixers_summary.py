@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.run_statistics import analyse, summary_dataset
+from emergence.analysis import analyse, summary_dataset
 from emergence.io import read_netcdf, write_netcdf
 from emergence.model import ModelConfig, parameter_count
 from emergence.stage import stage_run

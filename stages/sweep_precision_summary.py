@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.run_statistics import analyse, jump_widths, unstack_cells
+from emergence.analysis import analyse, jump_widths, unstack_cells
 from emergence.io import read_netcdf, write_netcdf
 from emergence.precision import PRECISIONS
 from emergence.stage import stage_run

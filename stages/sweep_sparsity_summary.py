@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.experiments.run_statistics import analyse, summary_dataset, unstack_cells
+from emergence.analysis import analyse, summary_dataset, unstack_cells
 from emergence.io import read_netcdf, write_netcdf
 from emergence.stage import stage_run
 

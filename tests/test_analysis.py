@@ -3,7 +3,6 @@ import pytest
 import xarray as xr
 
 from emergence import analysis as an
-from emergence.experiments.run_statistics import jump_widths
 
 
 def test_first_crossing_interpolates_between_evaluations():
@@ -76,8 +75,8 @@ def test_jump_widths_censor_the_unfinished_and_drop_what_never_left():
                      "plateau_end_censored": ("seed", [0, 0, 1]),
                      "solved_step": ("seed", [400.0, 1000.0, 1000.0]),
                      "solved_censored": ("seed", [0, 1, 1])}, attrs={"budget_step": 1000})
-    width, censored = jump_widths(ds, per="seed")
+    width, censored = an.jump_widths(ds, per="seed")
     assert width[:2].tolist() == [300.0, 800.0] and np.isnan(width[2])
     assert censored.tolist() == [False, True, False]
     with pytest.raises(KeyError):
-        jump_widths(ds)  # per unit: the dataset has no unit_* variables
+        an.jump_widths(ds)  # per unit: the dataset has no unit_* variables

@@ -94,7 +94,7 @@ def test_bad_automata_params_are_rejected(key, value, message):
 def test_analysis_uses_the_tasks_chance_level():
     import xarray as xr
 
-    from emergence.experiments.run_statistics import analyse
+    from emergence.analysis import analyse
 
     steps = np.array([0, 10, 20, 30])
     acc = np.array([[0.25, 0.25, 0.7, 1.0]])  # from chance (1/4) to perfect

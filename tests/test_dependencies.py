@@ -86,8 +86,8 @@ def package_copy(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/experiments/run_statistics.py",
-                                    "emergence/analysis.py", "emergence/config.py", "emergence/report_index.py",
+@pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/analysis.py", "emergence/mirage.py",
+                                    "emergence/config.py", "emergence/report_index.py",
                                     "stages/report_render.py", "emergence/params.py", "emergence/stage.py",
                                     "emergence/experiments/cache.py", "emergence/dependencies.py"])
 def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_copy, edited):
@@ -204,13 +204,13 @@ def test_analysis_and_training_stages_do_not_depend_on_each_others_code():
     expected = deps.expected_deps()
     training = {"emergence/train.py", "emergence/experiments/cells.py", "emergence/experiments/cache.py",
                 "emergence/executor.py", "emergence/experiments/runner.py"}
-    analysis = {"emergence/experiments/run_statistics.py", "emergence/analysis.py", "emergence/survival.py"}
+    analysis = {"emergence/analysis.py", "emergence/survival.py"}
     summaries = [s for s in expected if s.endswith("_summary")]
     sweeps = [s[: -len("_summary")] for s in summaries]
     assert len(summaries) >= 7 and all(s in expected for s in sweeps)
     for stage in summaries:
         assert not training & set(expected[stage]), (stage, sorted(training & set(expected[stage])))
-        assert "emergence/experiments/run_statistics.py" in expected[stage]
+        assert "emergence/analysis.py" in expected[stage]
     for stage in sweeps:
         assert not analysis & set(expected[stage]), (stage, sorted(analysis & set(expected[stage])))
         assert "emergence/experiments/cells.py" in expected[stage]

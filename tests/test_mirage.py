@@ -147,7 +147,7 @@ def _per_example_run(n_seeds=3, n_examples=64):
 
 
 def test_per_example_answers_give_each_unit_and_the_whole_answer_a_resolution():
-    from emergence.experiments.mirage_analysis import example_resolution, resolution_readings
+    from emergence.mirage_analysis import example_resolution, resolution_readings
     import xarray as xr
     run = _per_example_run()
     data, coords = example_resolution(run, "bit", chance_unit=0.5, threshold=0.5, min_subsample=16, draws=50)
@@ -203,7 +203,7 @@ def _automata_results(n_seeds: int, strengths=(0.0, 3.0), **train):
 
 
 def test_the_automata_control_arm_is_read_from_the_same_cell_with_the_most_seeds():
-    from emergence.experiments.mirage_analysis import control_with_most_seeds
+    from emergence.mirage_analysis import control_with_most_seeds
 
     def seeds(results, others):
         control, source = control_with_most_seeds(results, others)

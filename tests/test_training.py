@@ -10,7 +10,7 @@ import xarray as xr
 from emergence.config import load_params
 from emergence.experiments import linear_map as exp
 from emergence.experiments.runner import run_training
-from emergence.experiments.run_statistics import analyse, summary_metrics
+from emergence.analysis import analyse, summary_metrics
 from emergence.io import read_netcdf, write_netcdf
 from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
 

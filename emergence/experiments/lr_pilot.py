@@ -20,7 +20,7 @@ import numpy as np
 from emergence.config import REPO_ROOT, load_params
 from emergence.experiments import mixer_comparison as mc
 from emergence.experiments.cells import load_cell
-from emergence.experiments.run_statistics import analyse
+from emergence.analysis import analyse
 from emergence.survival import km_median
 
 

@@ -32,7 +32,6 @@ import seaborn as sns
 
 from emergence import analysis as an
 from emergence.paper_reference import load_figures
-from emergence.experiments.run_statistics import jump_widths
 from emergence.survival import bootstrap_km_median, km_median, km_median_of_rows, km_survival
 from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
@@ -104,7 +103,7 @@ med = km_median(t_emerge, censored)
 lo, hi = bootstrap_km_median(t_emerge, censored, n_boot=1000)
 n_solved = int((ana["solved_censored"].values == 0).sum())
 f_lo, f_hi = an.wilson_interval(n_solved, n_seeds)
-widths, unsolved = jump_widths(ana, per="seed")  # a seed that never solved censored at the budget
+widths, unsolved = an.jump_widths(ana, per="seed")  # a seed that never solved censored at the budget
 left = np.isfinite(widths)
 width_med = km_median(widths[left], unsolved[left]) if left.any() else float("nan")
 unsolved_text = f"{int(unsolved.sum())} of {int(left.sum())} seeds unsolved at the budget, censored there"
@@ -258,7 +257,7 @@ fig.colorbar(bits, ax=axes[0, :].tolist(), label="output bit i", ticks=range(0, 
 # %%
 bit_t = ana["unit_emergence_step"].values
 bit_c = ana["unit_emergence_censored"].values.astype(bool)
-bit_w, bit_unfinished = jump_widths(ana)  # jumps unfinished at the budget censored
+bit_w, bit_unfinished = an.jump_widths(ana)  # jumps unfinished at the budget censored
 bit_w_med = km_median_of_rows(bit_w, bit_unfinished)
 spread = np.array([np.ptp(bit_t[k][~bit_c[k]]) if (~bit_c[k]).sum() > 1 else np.nan for k in range(n_seeds)])
 drop = ana["entropy_drop_step"].values
