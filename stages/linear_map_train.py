@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from emergence.experiments.cache import RECORDS
-from emergence.experiments.cells import RESULTS, build_cells, cell_entry
+from emergence.experiments.cells import RESULTS, build_cells, trained_cell
 from emergence.io import atomic_dir, atomic_path
 from emergence.stage import SCRATCH, stage_run
 
@@ -21,7 +21,7 @@ if __name__ == "__main__":
     task_path, results_path, checkpoints = map(Path, sys.argv[1:])
     with stage_run("linear_map_train") as params:
         build_cells([(params, True)], SCRATCH, params["execution"])
-        entry = cell_entry(params, SCRATCH, with_checkpoints=True, task_path=task_path)
+        entry = trained_cell(params, SCRATCH, with_checkpoints=True, task_path=task_path)
         with atomic_path(results_path, ".nc") as tmp:
             shutil.copyfile(entry / RESULTS, tmp)
         with atomic_dir(checkpoints) as tmp:

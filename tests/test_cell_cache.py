@@ -115,3 +115,28 @@ def test_torch_files_with_pickled_objects_are_refused(tmp_path):
     torch.save({"step": 3, "evil": Payload()}, tmp_path / "bad.pt")
     with pytest.raises(UntrustedFileError, match="bad.pt: refused"):
         torch_load(tmp_path / "bad.pt")
+
+
+def test_a_read_only_lookup_never_builds_and_refuses_a_damaged_entry(tmp_path, monkeypatch):
+    monkeypatch.setattr(build_log, "LOOKUPS", [])
+    assert cache.intact_entry(tmp_path, "t", {"a": 1}) is None
+    assert not (tmp_path / "cells").exists() and build_log.LOOKUPS == []  # nothing built, nothing tallied
+    entry = cached(tmp_path, "t", {"a": 1}, _builder([]))
+    assert cache.intact_entry(tmp_path, "t", {"a": 1}) == entry
+    (entry / "results.nc").write_bytes(b"x" * 999)  # truncated
+    assert cache.intact_entry(tmp_path, "t", {"a": 1}) is None
+    assert (entry / "results.nc").exists()  # a read-only lookup deletes nothing either
+
+
+def test_a_cell_is_read_from_the_cache_without_training(tmp_path):
+    from emergence.experiments import cells
+    from emergence.config import load_params
+
+    params = load_params(profile="smoke")
+    section = params["linear_map"]
+    section["train"].update(n_seeds=1, seeds_per_group=1, steps=4, eval_every=2, checkpoint_every=4)
+    cell = {"profile": "smoke", "linear_map": section}
+    assert cells.cached_cell(cell, tmp_path) is None and not (tmp_path / "cells").exists()
+    trained = cells.trained_cell(cell, tmp_path)
+    assert cells.cached_cell(cell, tmp_path) == trained and (trained / cells.RESULTS).is_file()
+    assert cells.cached_cell(cell, tmp_path, with_checkpoints=True) is None  # another entry

@@ -240,7 +240,7 @@ def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task
     section["train"].update(n_seeds=3, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
     section["bias"]["strength"] = bias  # the attention-bias intervention's hooks, training and evaluation
     cell = {"profile": "smoke", task: section}
-    whole = cells.cell_entry(copy.deepcopy(cell), tmp_path / "whole", with_checkpoints=True)
+    whole = cells.trained_cell(copy.deepcopy(cell), tmp_path / "whole", with_checkpoints=True)
     request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split", with_checkpoints=True)
     assert [round(p.cost / request.cost, 3) for p in request.parts] == [0.667, 0.333]  # seeds [0, 1], [2]
     spent = sum(part.run() for part in request.parts)
@@ -311,7 +311,7 @@ def test_a_seed_group_killed_mid_run_resumes_and_the_cell_keeps_its_bytes(tmp_pa
     section = params["linear_map"]
     section["train"].update(n_seeds=2, seeds_per_group=1, steps=12, eval_every=4, resume_every=4)
     cell = {"profile": "smoke", "linear_map": section}
-    whole = cells.cell_entry(copy.deepcopy(cell), tmp_path / "whole")
+    whole = cells.trained_cell(copy.deepcopy(cell), tmp_path / "whole")
     request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split")
     monkeypatch.setenv(FAULT_ENV, "6")  # after the snapshot at step 4
     with pytest.raises(InjectedFault):

@@ -81,12 +81,19 @@ def entry_of(scratch: Path, name: str, key: object) -> Path:
     return scratch / "cells" / f"{name}-{config_hash(key)}"
 
 
+def intact_entry(scratch: Path, name: str, key: object) -> Path | None:
+    """The cache entry `name-<hash of key>` if it is there and matches its manifest, else None.
+    Reads only: nothing is built, deleted or tallied."""
+    entry = entry_of(scratch, name, key)
+    return entry if entry.exists() and _intact(entry) else None
+
+
 def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None], spent: float = 0.0) -> Path:
     """The cache entry `name-<hash of key>`: built into a temporary folder by `build(folder)`
     when missing or damaged, then checksummed and moved into place. Returns its folder.
     `spent`: seconds its parts took elsewhere, counted in its recorded build time."""
     entry = entry_of(scratch, name, key)
-    if entry.exists() and _intact(entry):
+    if intact_entry(scratch, name, key):
         build_log.LOOKUPS.append({"entry": entry.name, "built": False, "seconds": _build_seconds(entry)})
         return entry
     shutil.rmtree(entry, ignore_errors=True)

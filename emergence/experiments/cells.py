@@ -27,7 +27,7 @@ from typing import Iterator
 import xarray as xr
 
 from emergence.experiments import cellular_automata, linear_map
-from emergence.experiments.cache import Part, Request, build_missing, cached
+from emergence.experiments.cache import Part, Request, build_missing, cached, intact_entry
 from emergence.experiments.runner import (SECTION_KEYS, bias_hooks, prepare_device, run_training, runs_on,
                                           seed_groups, training_code_version)
 from emergence.io import atomic_dir, config_hash, read_netcdf, write_netcdf
@@ -206,11 +206,18 @@ def _evaluated_sequences(cell: dict) -> float:
     return float(n_evals * train["n_seeds"] * section["task"].get("eval_sequences", 0))
 
 
-def cell_entry(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
-    """Train a cell (or find it in the cache); its folder holds results.nc (and checkpoints/).
-    `task_path` gives the task file to train on (else it is built from the cell's task params)."""
+def trained_cell(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
+    """The cell's cache folder (results.nc, and checkpoints/), trained here first if the cache
+    lacks it. `task_path` gives the task file to train on (else it is built from the cell's task
+    params). To read without ever training, `cached_cell`."""
     request = cell_request(cell, scratch, with_checkpoints, task_path)
     return cached(scratch, request.name, request.key, request.build)
+
+
+def cached_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> Path | None:
+    """The cell's cache folder if it is there and intact, else None; never trains (a script that
+    reads what a run built: `build.json` holds the seconds it took)."""
+    return intact_entry(scratch, task_of(cell), cell_key(cell, with_checkpoints))
 
 
 def build_cells(cells: list[tuple[dict, bool]], scratch: Path, execution: dict) -> None:
@@ -221,7 +228,8 @@ def build_cells(cells: list[tuple[dict, bool]], scratch: Path, execution: dict) 
 
 
 def load_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> xr.Dataset:
-    return read_netcdf(cell_entry(cell, scratch, with_checkpoints) / RESULTS)
+    """The cell's results, trained here first if the cache lacks them."""
+    return read_netcdf(trained_cell(cell, scratch, with_checkpoints) / RESULTS)
 
 
 # --- sweeps -----------------------------------------------------------------------------
