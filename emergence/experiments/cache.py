@@ -29,6 +29,8 @@ RECORDS = (MANIFEST, BUILD_RECORD)  # the cache's own files: never copied into r
 
 
 def _intact(entry: Path) -> bool:
+    if not entry.exists():
+        return False
     try:
         manifest = json.loads((entry / MANIFEST).read_text())
     except (OSError, ValueError):
@@ -85,7 +87,7 @@ def intact_entry(scratch: Path, name: str, key: object) -> Path | None:
     """The cache entry `name-<hash of key>` if it is there and matches its manifest, else None.
     Reads only: nothing is built, deleted or tallied."""
     entry = entry_of(scratch, name, key)
-    return entry if entry.exists() and _intact(entry) else None
+    return entry if _intact(entry) else None
 
 
 def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None], spent: float = 0.0) -> Path:
@@ -93,7 +95,7 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None],
     when missing or damaged, then checksummed and moved into place. Returns its folder.
     `spent`: seconds its parts took elsewhere, counted in its recorded build time."""
     entry = entry_of(scratch, name, key)
-    if intact_entry(scratch, name, key):
+    if _intact(entry):
         build_log.LOOKUPS.append({"entry": entry.name, "built": False, "seconds": _build_seconds(entry)})
         return entry
     shutil.rmtree(entry, ignore_errors=True)

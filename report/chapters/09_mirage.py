@@ -38,7 +38,7 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from emergence.mirage_analysis import (at_grid_fraction, resolution_readings, resolved_width, runs_by_seed,
-                                                   width_ratio)
+                                       width_ratio)
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
