@@ -73,8 +73,14 @@ def _budget(ds: xr.Dataset, cells: Iterable[int] | None = None) -> float:
     return float(np.max(b if cells is None else b[list(cells)]))
 
 
-def _mixer_seeds(task: str):
-    return lambda p: p["sweeps"]["mixers"][task]["n_seeds"]
+def _mixer_seeds(task: str, names: Collection[str] = ()):
+    """Seeds per arm of the mixer comparison on `task`: the fewest any of the architectures
+    `names` trains there, each at its own `n_seeds` or the setting's (empty: the setting's)."""
+    def units(p: dict) -> int:
+        sweep = p["sweeps"]["mixers"]
+        own = [(((sweep["architectures"].get(name) or {}).get("n_seeds") or {}).get(task)) for name in names]
+        return min([n or sweep[task]["n_seeds"] for n in own] or [sweep[task]["n_seeds"]])
+    return units
 
 
 def _min_mixer_seeds(p: dict) -> int:
@@ -101,9 +107,10 @@ UNITS_ON_PROFILE = {
     **{f"mirage-{rule}-linear-map": (lambda p: p["linear_map"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
     **{f"mirage-{rule}-automata": (lambda p: p["sweeps"]["ca_state_size"]["n_seeds"]) for rule in ("metric", "resolution")},
     **{f"mirage-{rule}-lm": (lambda p: p["language_model"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
-    "mixer-faster": _mixer_seeds("linear_map"),
-    "mixer-sparser": _mixer_seeds("linear_map"),
-    "mixer-automata": _mixer_seeds("cellular_automata"),
+    # the Mixer against the transformer: the architectures by their names in params.yaml
+    "mixer-faster": _mixer_seeds("linear_map", ("transformer", "mlp_mixer")),
+    "mixer-sparser": _mixer_seeds("linear_map", ("transformer", "mlp_mixer")),
+    "mixer-automata": _mixer_seeds("cellular_automata", ("transformer", "mlp_mixer")),
     "recurrent-mixers": _min_mixer_seeds,
 }
 

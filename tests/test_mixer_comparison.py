@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from emergence.config import ConfigError, load_params, validate
-from emergence.experiments import ca_state_size_sweep, mixer_comparison as mc, sparsity_sweep
+from emergence.experiments import architecture_sweep, ca_state_size_sweep, mixer_comparison as mc, sparsity_sweep
 from stages.sweep_mixers_summary import summarize
 
 
@@ -11,7 +11,7 @@ def test_transformer_cells_are_the_other_sweeps_cells():
     cell cache trains them once."""
     p = load_params()
     p["sweeps"]["mixers"]["linear_map"].update(p["sweeps"]["sparsity"])
-    arch = dict(p["sweeps"]["mixers"]["architectures"]["transformer"])
+    arch = dict(p["sweeps"]["mixers"]["architectures"]["transformer"], n_seeds=None)  # the setting's seeds
     ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, arch)
     assert ca == ca_state_size_sweep.cell_config(p, 8, 0.0)   # its own linear-map rate leaves the automata alone
     arch["lr"] = None   # at the task's rate the linear-map cell is the sparsity sweep's too
@@ -38,7 +38,20 @@ def test_default_profile_trains_each_reference_cell_once():
         elif name.endswith("-transformer"):
             S = cfg["cellular_automata"]["task"]["state_size"]
             assert S in p["sweeps"]["ca_state_size"]["state_sizes"], name
-            assert cfg == ca_state_size_sweep.cell_config(p, S, 0.0)
+            shared = ca_state_size_sweep.cell_config(p, S, 0.0)
+            # the same cell but for the seeds the comparison gives the transformer there
+            assert cfg["cellular_automata"]["train"]["n_seeds"] == mc.seeds(
+                p["sweeps"]["mixers"], p["sweeps"]["mixers"]["architectures"]["transformer"], "cellular_automata")
+            shared["cellular_automata"]["train"]["n_seeds"] = cfg["cellular_automata"]["train"]["n_seeds"]
+            assert cfg == shared
+    # where the comparison's seeds for the transformer equal the automata architecture sweep's,
+    # its automata cell is that sweep's default-model cell: trained once, for both
+    ca_arch = p["sweeps"]["ca_architecture"]
+    model = next(c for c in ca_arch["cells"].values() if c["n_head"] == 4 and c["n_layer"] == 2 and c["d_head"] == 16)
+    shared = [cfg for name, cfg in mc.cells(p) if name == f"cellular_automata-S{ca_arch['state_size']:03d}-transformer"
+              and cfg["cellular_automata"]["train"]["n_seeds"] == ca_arch["n_seeds"]]
+    assert len(shared) == 1  # as the default profile has it
+    assert shared[0] == architecture_sweep.cell_config(p, model, "ca_architecture")
     transformer_cells = [name for name, _ in mc.cells(p) if name.endswith("-transformer")]
     assert len(transformer_cells) == len(set(transformer_cells))
 
@@ -81,6 +94,30 @@ def test_an_architecture_can_train_at_its_own_learning_rate():
         validate(p)
     archs["mlp_mixer"]["lr"] = {"linear_mapp": 0.01}
     with pytest.raises(ConfigError, match="linear_mapp"):
+        validate(p)
+
+
+def test_an_architecture_can_train_its_own_seed_count_per_task():
+    p = load_params()
+    archs = p["sweeps"]["mixers"]["architectures"]
+    sweep = p["sweeps"]["mixers"]
+    ca, lm = {"state_size": 8}, {"state_size": 16, "sparsity": 3}
+    train = lambda name, task, setting: mc.cell_config(p, task, setting, archs[name])[task]["train"]  # noqa: E731
+    archs["mlp_mixer"]["n_seeds"] = {"cellular_automata": 9}
+    assert train("mlp_mixer", "cellular_automata", ca)["n_seeds"] == 9
+    assert train("mlp_mixer", "cellular_automata", ca)["seeds_per_group"] == min(
+        9, p["cellular_automata"]["train"]["seeds_per_group"])
+    assert train("mlp_mixer", "linear_map", lm)["n_seeds"] == sweep["linear_map"]["n_seeds"]  # per task
+    archs["rwkv7"].pop("n_seeds", None)  # unset: the setting's count
+    assert train("rwkv7", "cellular_automata", ca)["n_seeds"] == sweep["cellular_automata"]["n_seeds"]
+    archs["rwkv7"]["n_seeds"] = None
+    assert train("rwkv7", "cellular_automata", ca)["n_seeds"] == sweep["cellular_automata"]["n_seeds"]
+    for bad in (0, 2.5, "8"):
+        archs["mlp_mixer"]["n_seeds"] = {"cellular_automata": bad}
+        with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mlp_mixer.n_seeds.cellular_automata"):
+            validate(p)
+    archs["mlp_mixer"]["n_seeds"] = {"automata": 8}
+    with pytest.raises(ConfigError, match="automata"):
         validate(p)
 
 
@@ -155,12 +192,19 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
     sweep["linear_map"].update(steps=4, eval_every=2)
     sweep["cellular_automata"].update(steps=4, eval_every=2)
     sweep["architectures"] = {k: v for k, v in sweep["architectures"].items() if k in ("transformer", "mlp_mixer")}
+    sweep["architectures"]["mlp_mixer"]["n_seeds"] = {"cellular_automata": 3}
+    sweep["architectures"]["transformer"]["n_seeds"] = None
+    sweep["cellular_automata"]["n_seeds"] = sweep["linear_map"]["n_seeds"] = 2
     names = mc.run(p, tmp_path / "cells", tmp_path / "scratch")
     assert len(names) == 4
     s = summarize(tmp_path / "cells", p)
     assert set(s["architecture"].values) == {"transformer", "mlp_mixer"}
     assert set(s["task"].values) == {"linear_map", "cellular_automata"}
     assert s["emergence_step"].dims == ("cell", "seed")
+    # cells of 2 seeds beside one of 3: the summary pads the missing runs (NaN), never invents them
+    runs = {str(c): int(np.isfinite(s["final_output_loss"].values[i]).sum()) for i, c in enumerate(s["cell"].values)}
+    assert runs["cellular_automata-S004-mlp_mixer"] == 3 and s.sizes["seed"] == 3
+    assert runs["cellular_automata-S004-transformer"] == runs["linear_map-S06_s02-mlp_mixer"] == 2
     # the Mixer's MLP width was changed to match the transformer's count
     i = list(s["cell"].values).index("linear_map-S06_s02-mlp_mixer")
     j = list(s["cell"].values).index("linear_map-S06_s02-transformer")

@@ -1,4 +1,5 @@
 """The scorecard's adapters from result datasets to the rules' arms, on hand-built results."""
+import copy
 import json
 import math
 from dataclasses import replace
@@ -197,6 +198,14 @@ def test_the_context_reads_the_paper_profiles_count_per_claim():
     assert ctx.paper_n("mirage-metric-automata") == paper["sweeps"]["ca_state_size"]["n_seeds"]
     assert ctx.paper_n("mirage-resolution-lm") == lm["train"]["n_seeds"]  # sizes are runs within a seed
     assert ctx.paper_n("linear-map-entropy") is None          # its rule forecasts no seed count
+    # an architecture's own seed count: the arms compared count at the fewer of theirs
+    own = copy.deepcopy(paper)
+    own["sweeps"]["mixers"]["architectures"]["mlp_mixer"]["n_seeds"] = {"cellular_automata": 200}
+    own["sweeps"]["mixers"]["architectures"]["transformer"]["n_seeds"] = {"cellular_automata": 100}
+    assert sc.Context(claims, PAPER, own).paper_n("mixer-automata") == 100
+    own["sweeps"]["mixers"]["architectures"]["transformer"]["n_seeds"] = None   # unset: the setting's
+    assert sc.Context(claims, PAPER, own).paper_n("mixer-automata") == paper["sweeps"]["mixers"]["cellular_automata"]["n_seeds"]
+    assert sc.Context(claims, PAPER, own).paper_n("mixer-faster") == paper["sweeps"]["mixers"]["linear_map"]["n_seeds"]
     assert sc.Context(claims, PAPER).paper_n("linear-map-random-times") is None
 
 

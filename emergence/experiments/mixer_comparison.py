@@ -44,9 +44,17 @@ class LearningRates:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SeedCounts:
+    """An architecture's seeds per task; unset takes the sweep's n_seeds for that task."""
+    linear_map: int | None = number(1, 100_000, default=None)
+    cellular_automata: int | None = number(1, 100_000, default=None)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Architecture:
     """One architecture of the comparison. Unset (null or absent) keys take the task's value:
-    n_head the task model's, lr its train.lr, compile its train.compile; tasks every task."""
+    n_head the task model's, lr its train.lr, compile its train.compile, n_seeds the sweep's
+    for that task; tasks every task."""
     mixer: Literal[MIXERS]
     profiles: list[Literal["default", "smoke", "paper"]]
     tasks: list[Literal[TASKS]] | None = None
@@ -55,6 +63,7 @@ class Architecture:
     expand: int | None = number(1, 16, default=None)
     conv_kernel: int | None = number(1, 64, default=None)
     lr: LearningRates | None = None
+    n_seeds: SeedCounts | None = None
     compile: CompileMode | None = None
 
     def check(self, key: str) -> None:
@@ -106,8 +115,13 @@ def settings(sweep: dict) -> list[tuple[str, dict, str]]:
     return out
 
 
-def _budget(sweep: dict, task: str, overrides: dict, params: dict) -> dict:
-    budget = dict(sweep[task])
+def seeds(sweep: dict, arch: dict, task: str) -> int:
+    """The seeds `arch` trains on `task`: its own count, or the sweep's for the task."""
+    return (arch.get("n_seeds") or {}).get(task) or sweep[task]["n_seeds"]
+
+
+def _budget(sweep: dict, task: str, overrides: dict, params: dict, arch: dict) -> dict:
+    budget = dict(sweep[task], n_seeds=seeds(sweep, arch, task))
     if task == "cellular_automata":
         per_sequence = overrides["state_size"] * params["cellular_automata"]["task"]["n_states"]
         budget["batch_size"] = max(1, budget["batch_tokens"] // per_sequence)
@@ -117,7 +131,7 @@ def _budget(sweep: dict, task: str, overrides: dict, params: dict) -> dict:
 def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
     """The cell's params: the task section with the sweep's budget and the architecture's model."""
     sweep = params["sweeps"][SWEEP]
-    config = with_budget(params, overrides, _budget(sweep, task, overrides, params), task)
+    config = with_budget(params, overrides, _budget(sweep, task, overrides, params, arch), task)
     config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
     model = config[task]["model"]
     heads = {"n_head": arch["n_head"]} if arch.get("n_head") is not None else {}

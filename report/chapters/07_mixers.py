@@ -73,8 +73,10 @@ def paper_fig6(t, s):
 
 paper = load_figures()
 budgets = sorted({int(b) for b in sm["budget_step"].values})
+seed_counts = sorted({int(np.isfinite(sm["final_output_loss"].values[i]).sum()) for i in range(sm.sizes["cell"])})
 md(f"{len(archs)} architectures ({', '.join(archs)}; reference: {reference}) × {len(settings)} task settings "
-   f"({', '.join(f'{TASK_NAME[t]} {s}' for t, s in settings)}), {sm.sizes['seed']} seeds per cell, "
+   f"({', '.join(f'{TASK_NAME[t]} {s}' for t, s in settings)}), "
+   f"{' or '.join(map(str, seed_counts))} seeds per cell (each row of the table below gives its own), "
    f"{', '.join(f'{b:,}' for b in budgets)} steps; parameter matching "
    f"{'on' if int(sm.attrs['match_parameters']) else 'off'}.")
 
