@@ -172,7 +172,10 @@ def test_cells_meant_to_be_shared_train_once():
     mixer = dict(mixer_cells(stage_params("sweep_mixers")))
     transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
     assert state["cellular_automata"]["bias"]["strength"] == 0.0
-    assert key(state) == key(transformer) == key(automata, state["cellular_automata"]["train"]["n_seeds"])
+    seeds = state["cellular_automata"]["train"]["n_seeds"]
+    assert key(state) == key(transformer, seeds) == key(automata, seeds)
+    # the comparison's transformer runs the architecture sweep's seed count there: that very cell
+    assert key(transformer) == key(automata)
     # the sweep's own `examples`, not the task section's: per cell on the automata (the mirage
     # chapter's resolution test reads units), the whole answer on the linear-map sweeps
     assert state["cellular_automata"]["train"]["examples"] == stage_params("sweep_ca_state_size")["sweeps"][
