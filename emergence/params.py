@@ -25,6 +25,13 @@ def on_profile(entry: dict, profile: str) -> bool:
     return profile in entry["profiles"]
 
 
+def architecture_seeds(sweep: dict, arch: dict | None, task: str) -> int:
+    """The seeds an architecture of the mixer comparison (`sweep`: sweeps.mixers; `arch` one of
+    its architectures, None where a profile's overlay leaves it out) trains on `task`: its own
+    `n_seeds` there, or the task setting's."""
+    return ((arch or {}).get("n_seeds") or {}).get(task) or sweep[task]["n_seeds"]
+
+
 def sparsities_on(row: dict, profile: str) -> list[int]:
     """The sparsities a row of the sparsity grid runs on `profile`: the paper profile runs
     every one the paper plots, the others their own subsets."""

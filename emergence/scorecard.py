@@ -23,6 +23,7 @@ import yaml
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
 from emergence.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
+from emergence.params import architecture_seeds
 from emergence.analysis import jump_widths
 from emergence.io import read_netcdf
 from emergence.stability import NOT_TESTED, decide_each, resampled_verdicts, stability, with_untested
@@ -73,13 +74,12 @@ def _budget(ds: xr.Dataset, cells: Iterable[int] | None = None) -> float:
     return float(np.max(b if cells is None else b[list(cells)]))
 
 
-def _mixer_seeds(task: str, names: Collection[str] = ()):
+def _mixer_seeds(task: str, names: Collection[str]):
     """Seeds per arm of the mixer comparison on `task`: the fewest any of the architectures
-    `names` trains there, each at its own `n_seeds` or the setting's (empty: the setting's)."""
+    `names` trains there."""
     def units(p: dict) -> int:
         sweep = p["sweeps"]["mixers"]
-        own = [(((sweep["architectures"].get(name) or {}).get("n_seeds") or {}).get(task)) for name in names]
-        return min([n or sweep[task]["n_seeds"] for n in own] or [sweep[task]["n_seeds"]])
+        return min(architecture_seeds(sweep, sweep["architectures"].get(name), task) for name in names)
     return units
 
 

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from emergence.config import ConfigError, load_params, validate
+from emergence.params import architecture_seeds
 from emergence.experiments import architecture_sweep, ca_state_size_sweep, mixer_comparison as mc, sparsity_sweep
 from stages.sweep_mixers_summary import summarize
 
@@ -40,14 +41,14 @@ def test_default_profile_trains_each_reference_cell_once():
             assert S in p["sweeps"]["ca_state_size"]["state_sizes"], name
             shared = ca_state_size_sweep.cell_config(p, S, 0.0)
             # the same cell but for the seeds the comparison gives the transformer there
-            assert cfg["cellular_automata"]["train"]["n_seeds"] == mc.seeds(
+            assert cfg["cellular_automata"]["train"]["n_seeds"] == architecture_seeds(
                 p["sweeps"]["mixers"], p["sweeps"]["mixers"]["architectures"]["transformer"], "cellular_automata")
             shared["cellular_automata"]["train"]["n_seeds"] = cfg["cellular_automata"]["train"]["n_seeds"]
             assert cfg == shared
     # where the comparison's seeds for the transformer equal the automata architecture sweep's,
     # its automata cell is that sweep's default-model cell: trained once, for both
     ca_arch = p["sweeps"]["ca_architecture"]
-    model = next(c for c in ca_arch["cells"].values() if c["n_head"] == 4 and c["n_layer"] == 2 and c["d_head"] == 16)
+    model = ca_arch["cells"]["H4_dh16_L2"]
     shared = [cfg for name, cfg in mc.cells(p) if name == f"cellular_automata-S{ca_arch['state_size']:03d}-transformer"
               and cfg["cellular_automata"]["train"]["n_seeds"] == ca_arch["n_seeds"]]
     assert len(shared) == 1  # as the default profile has it

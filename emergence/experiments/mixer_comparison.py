@@ -26,7 +26,7 @@ from emergence.kernel_refusals import refusal
 from emergence.mixer_kernels import KERNELS, check_available
 from emergence.model import MIXER_KEYS, matched_d_mlp, parameter_count
 from emergence.mixers import MIXERS
-from emergence.params import on_profile
+from emergence.params import architecture_seeds, on_profile
 from emergence.schema import ConfigError, number
 from emergence.train import CompileMode, resolve_device
 
@@ -115,13 +115,8 @@ def settings(sweep: dict) -> list[tuple[str, dict, str]]:
     return out
 
 
-def seeds(sweep: dict, arch: dict, task: str) -> int:
-    """The seeds `arch` trains on `task`: its own count, or the sweep's for the task."""
-    return (arch.get("n_seeds") or {}).get(task) or sweep[task]["n_seeds"]
-
-
 def _budget(sweep: dict, task: str, overrides: dict, params: dict, arch: dict) -> dict:
-    budget = dict(sweep[task], n_seeds=seeds(sweep, arch, task))
+    budget = dict(sweep[task], n_seeds=architecture_seeds(sweep, arch, task))
     if task == "cellular_automata":
         per_sequence = overrides["state_size"] * params["cellular_automata"]["task"]["n_states"]
         budget["batch_size"] = max(1, budget["batch_tokens"] // per_sequence)
