@@ -335,7 +335,8 @@ CELL_FLAGS = ("plateau_end_censored", "emergence_censored", "solved_censored")
 def cell_statistics(analysed: list[xr.Dataset]) -> tuple[dict, int]:
     """Per-seed statistics of several analysed cells as (cell, seed) arrays for a sweep summary.
 
-    Cells with fewer seeds are padded (NaN; censored flag 1). Returns (data_vars, n_seed)."""
+    Cells with fewer seeds are padded (NaN; censored flag 1) and `n_seeds` says how many of each
+    cell's are real, so that a resample draws a cell's seeds from its own. Returns (data_vars, n_seed)."""
     n_seed = max([a.sizes["seed"] for a in analysed] + [0])
     data = {}
     for f in CELL_FIELDS + CELL_FLAGS:
@@ -345,6 +346,8 @@ def cell_statistics(analysed: list[xr.Dataset]) -> tuple[dict, int]:
             arr[i, :a.sizes["seed"]] = a[f].values
         data[f] = (("cell", "seed"), arr)
     data["budget_step"] = (("cell",), np.array([int(a.attrs["budget_step"]) for a in analysed], dtype=np.int64))
+    data["n_seeds"] = (("cell",), np.array([a.sizes["seed"] for a in analysed], dtype=np.int64),
+                       {"long_name": "seeds the cell trained; along `seed` the rest is padding"})
     return data, n_seed
 
 

@@ -31,15 +31,34 @@ def resample_seeds(ds: xr.Dataset, n: int | None, rng: np.random.Generator,
                    draws: dict[int, np.ndarray] | None = None) -> xr.Dataset:
     """n seeds (None: as many as it has) drawn with replacement along `seed` (relabelled
     0..n-1, so no label repeats); a dataset without seeds as it is. `draws` holds the draw per
-    original seed count, so that datasets of the same seeds are drawn alike."""
+    original seed count, so that datasets of the same seeds are drawn alike. A sweep summary
+    whose cells trained different numbers of seeds (its `n_seeds` per cell; the rest of `seed`
+    padding) has each cell's seeds drawn from its own, with that count's draw, and padded again."""
     if "seed" not in ds.dims:
         return ds
     draws = {} if draws is None else draws
+
+    def draw(size: int) -> np.ndarray:
+        if size not in draws:
+            draws[size] = rng.integers(0, size, size if n is None else n)
+        return draws[size]
+
     size = ds.sizes["seed"]
-    if size not in draws:
-        draws[size] = rng.integers(0, size, size if n is None else n)
-    picked = ds.isel(seed=draws[size])
-    return picked.assign_coords(seed=np.arange(len(draws[size]))) if "seed" in picked.coords else picked
+    counts = ds["n_seeds"] if "n_seeds" in ds and ds["n_seeds"].ndim == 1 else None
+    if counts is None or bool((counts == size).all()):
+        picked = ds.isel(seed=draw(size))
+        if counts is not None:
+            picked["n_seeds"] = xr.full_like(counts, picked.sizes["seed"])
+    else:
+        rows = [draw(int(c)) for c in counts.values]
+        width = max(len(r) for r in rows)
+        # position c of a c-seed cell is padding (c < size), so it pads the resampled row
+        index = np.stack([np.concatenate([r, np.full(width - len(r), int(c))]) for r, c in zip(rows, counts.values)])
+        (cell,) = counts.dims
+        picked = ds.isel({cell: xr.DataArray(np.arange(ds.sizes[cell]), dims=cell),
+                          "seed": xr.DataArray(index, dims=(cell, "seed"))})
+        picked["n_seeds"] = (counts.dims, np.array([len(r) for r in rows], dtype=counts.dtype), counts.attrs)
+    return picked.assign_coords(seed=np.arange(picked.sizes["seed"])) if "seed" in picked.coords else picked
 
 
 def resample_result(result: Result, n: int | None, rng: np.random.Generator,

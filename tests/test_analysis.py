@@ -80,3 +80,15 @@ def test_jump_widths_censor_the_unfinished_and_drop_what_never_left():
     assert censored.tolist() == [False, True, False]
     with pytest.raises(KeyError):
         an.jump_widths(ds)  # per unit: the dataset has no unit_* variables
+
+
+def test_a_summary_pads_the_shorter_cells_and_counts_their_seeds():
+    def analysed(n: int, offset: float) -> xr.Dataset:
+        per_seed = {f: ("seed", offset + np.arange(n, dtype=float)) for f in an.CELL_FIELDS}
+        flags = {f: ("seed", np.zeros(n, dtype=np.int8)) for f in an.CELL_FLAGS}
+        return xr.Dataset({**per_seed, **flags}, attrs={"budget_step": 1000})
+
+    ds = an.summary_dataset([analysed(4, 0.0), analysed(12, 100.0)], ["a", "b"], {}, {"analysis": {}})
+    assert ds.sizes == {"cell": 2, "seed": 12} and ds["n_seeds"].values.tolist() == [4, 12]
+    assert np.isnan(ds["emergence_step"].values[0, 4:]).all() and (ds["emergence_censored"].values[0, 4:] == 1).all()
+    assert ds["emergence_step"].values[1].tolist() == list(100.0 + np.arange(12))

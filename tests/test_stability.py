@@ -46,6 +46,45 @@ def test_each_result_keeps_its_own_seed_count():
     assert all(len(d[3]) == 3 and len(d[8]) == 8 and d[3].max() < 3 for d in draws)
 
 
+def padded_summary(counts: list[int]) -> xr.Dataset:
+    """A sweep summary whose cells trained `counts` seeds: seed k of cell i holds 100 i + k,
+    padding NaN with its censored flag 1, as emergence.analysis.cell_statistics lays them out."""
+    width = max(counts)
+    x = np.full((len(counts), width), np.nan)
+    flag = np.ones((len(counts), width), dtype=np.int8)
+    for i, c in enumerate(counts):
+        x[i, :c], flag[i, :c] = 100 * i + np.arange(c), 0
+    return xr.Dataset({"emergence_step": (("cell", "seed"), x), "emergence_censored": (("cell", "seed"), flag),
+                       "n_seeds": (("cell",), np.array(counts))},
+                      coords={"cell": [f"c{i}" for i in range(len(counts))], "seed": np.arange(width)})
+
+
+def test_a_cell_of_fewer_seeds_is_resampled_from_its_own():
+    """A summary pads a 4-seed cell to the widest cell's 12: a resample draws that cell's 4 seeds
+    from its 4 (never a padding position) and pads it again, and draws the 12-seed cell from its
+    12; each count's draw is the one every other result of that many seeds gets."""
+    ds = padded_summary([4, 12, 4])
+    rng, shared = np.random.default_rng(1), {}
+    out = st.resample_seeds(ds, None, rng, shared)
+    x, flag = out["emergence_step"].values, out["emergence_censored"].values
+    assert out.sizes["seed"] == 12 and list(out["n_seeds"].values) == [4, 12, 4]
+    for i, c in enumerate([4, 12, 4]):
+        real = x[i, :c]
+        assert np.isfinite(real).all() and set(real - 100 * i) <= set(range(c))
+        assert np.isnan(x[i, c:]).all() and (flag[i, c:] == 1).all() and (flag[i, :c] == 0).all()
+    assert np.array_equal(x[0, :4], shared[4]) and np.array_equal(x[2, :4] - 200, shared[4])
+    assert np.array_equal(x[1] - 100, shared[12])
+    other = st.resample_seeds(seeds(range(4)), None, rng, shared)  # another 4-seed result: the same draw
+    assert np.array_equal(other["v"].values, shared[4])
+
+
+def test_a_padded_summary_resampled_to_n_seeds_has_n_in_every_cell():
+    out = st.resample_seeds(padded_summary([4, 12]), 6, np.random.default_rng(0))
+    x = out["emergence_step"].values
+    assert out.sizes["seed"] == 6 and list(out["n_seeds"].values) == [6, 6] and np.isfinite(x).all()
+    assert set(x[0]) <= set(range(4)) and set(x[1] - 100) <= set(range(12))
+
+
 def test_the_share_matches_the_bootstrap_by_hand():
     """Seeds +1 and -1: the mean is 0, so "not reproduced"; a resample of two seeds is (+1, +1)
     with probability 1/4, the only one with a positive mean: the verdict comes back in 3/4."""
