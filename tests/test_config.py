@@ -68,6 +68,8 @@ def test_paper_profile_carries_the_paper_model():
     (lambda p: p["sweeps"]["precision"].update(budget_factor={"cellular_automata": float("nan")}),
      "sweeps.precision.budget_factor.cellular_automata", "int"),
     (lambda p: p["sweeps"]["precision"].update(bf16_threads=-1), "sweeps.precision.bf16_threads", "[0, 4096]"),
+    (lambda p: p["sweeps"]["precision"].update(margin=1.0), "sweeps.precision.margin", "(1, 10]"),
+    (lambda p: p["sweeps"]["precision"].update(margin=float("nan")), "sweeps.precision.margin", "finite"),
     (lambda p: p["sweeps"]["ca_state_size"].update(examples="bits"), "sweeps.ca_state_size.examples", "units"),
     (lambda p: p["sweeps"]["mixers"]["cellular_automata"].pop("examples"), "sweeps.mixers.cellular_automata.examples",
      "missing"),

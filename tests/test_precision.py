@@ -17,7 +17,7 @@ from emergence.experiments.runner import run_training
 from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.train import make_optimizer, train_step
-from stages.sweep_precision_summary import precision_statistics, precision_verdict
+from emergence.precision_agreement import STATISTICS, agreement, precision_statistics, seeds_to_fit, smallest_p, Comparison
 
 CPU = torch.device("cpu")
 HAS_BF16 = precision.bf16_support(CPU)[0]
@@ -134,23 +134,62 @@ def test_thread_count_keys_bf16_cells_only(smoke_params):
         assert key("bf16-autocast", 1) != key("bf16-autocast", 2)
 
 
-def _stats(**over):
-    base = {"plateau_end_step": (300.0, 250.0, 350.0), "emergence_step": (600.0, 500.0, 700.0),
-            "final_loss": (0.40, 0.38, 0.42), "unit_transition_width": (80.0, 60.0, 100.0)}
-    return {**base, **over}
+def _rows(n: int, rng: np.random.Generator, shift: float = 1.0, rho: float = 1.0) -> tuple[dict, dict]:
+    """Both precisions' seed rows for n seeds: lognormal times, losses and [seed, 8] widths;
+    bf16's are float32's times `shift`, correlated `rho` with them over the seeds."""
+    a, b = {}, {}
+    for name, units, mu in (("plateau_end_step", 1, 6.5), ("emergence_step", 1, 6.7), ("final_loss", 1, -1.0),
+                            ("unit_transition_width", 8, 5.0)):
+        z, e = rng.standard_normal((n, units)), rng.standard_normal((n, units))
+        none = np.zeros((n, units), bool)
+        a[name] = (np.exp(mu + 0.3 * z), none)
+        b[name] = (np.exp(mu + 0.3 * (rho * z + math.sqrt(1 - rho ** 2) * e)) * shift, none)
+    return a, b
 
 
-def test_precision_verdict_agrees_differs_and_cannot_decide():
-    same = {"float32": _stats(), "bf16-autocast": _stats(emergence_step=(650.0, 520.0, 760.0))}
-    assert precision_verdict(same) == ("agree", [])
-    later = {"float32": _stats(), "bf16-autocast": _stats(emergence_step=(900.0, 800.0, 1000.0))}
-    verdict, why = precision_verdict(later)
-    assert verdict == "differ" and why[0].startswith("emergence_step")
-    # one-sided: inside bf16's wide interval, but bf16's value is outside float32's
-    wide = {"float32": _stats(), "bf16-autocast": _stats(final_loss=(0.50, 0.30, 0.70))}
-    assert precision_verdict(wide)[0] == "differ"
-    never = {"float32": _stats(emergence_step=(float("inf"), 900.0, float("inf"))), "bf16-autocast": _stats()}
-    assert precision_verdict(never)[0] == "undecided"
+def _decide(a, b, **kw):
+    return agreement(a, b, alpha=0.1, margin=1.25, n_perm=1000, n_boot=400, **kw)
+
+
+def test_precisions_agree_differ_and_cannot_decide():
+    rng = np.random.default_rng(0)
+    a, b = _rows(8, rng, shift=1.0, rho=0.99)  # bf16 tracks float32 seed by seed
+    assert _decide(a, b)[0] == "agree"
+    a, b = _rows(8, rng, shift=1.5, rho=0.99)  # every statistic 1.5x: found
+    verdict, why, comparisons = _decide(a, b)
+    assert verdict == "differ" and len(why) == len(STATISTICS)
+    assert all(c.ratio == pytest.approx(1.5, rel=0.1) and c.p <= 2 / 2 ** 8 for c in comparisons)
+    # 4 seeds: a sign-flip test cannot reach alpha / 4, so even 1.5x is undecided, and it says why
+    a, b = _rows(4, rng, shift=1.5, rho=0.99)
+    verdict, why, _ = _decide(a, b)
+    assert verdict == "undecided" and "smallest p is 0.125" in why[-1] and "7 seeds can" in why[-1]
+    # unreached in one precision: nothing to compare on that statistic
+    a, b = _rows(8, rng, rho=0.99)
+    b["emergence_step"] = (b["emergence_step"][0], np.ones_like(b["emergence_step"][1]))
+    verdict, why, _ = _decide(a, b)
+    assert verdict == "undecided" and why[0].startswith("emergence_step")
+
+
+def test_identical_runs_agree_exactly():
+    a, _ = _rows(6, np.random.default_rng(1))
+    verdict, _, comparisons = _decide(a, a)
+    assert verdict == "agree" and all((c.ratio, c.low, c.high, c.p) == (1.0, 1.0, 1.0, 1.0) for c in comparisons)
+
+
+def test_a_harmless_precision_is_rarely_said_to_differ():
+    """Uncorrelated pairs of one distribution (the precision makes no difference, the seeds'
+    trajectories diverged): the permutation test keeps "differ" near or below alpha; the rule it
+    replaced said "differ" for most such tasks."""
+    rng = np.random.default_rng(2)
+    verdicts = [_decide(*_rows(8, rng, rho=0.0), seed=k)[0] for k in range(40)]
+    assert verdicts.count("differ") <= 6 and verdicts.count("agree") == 0
+
+
+def test_the_forecast_narrows_the_interval_as_one_over_root_n():
+    c = Comparison("emergence_step", 1.0, 1 / 1.5, 1.5, 0.5)
+    assert seeds_to_fit(c, 8, 1.25) == math.ceil(8 * (math.log(1.5) / math.log(1.25)) ** 2)
+    assert seeds_to_fit(Comparison("x", 1.3, 1.2, 1.4, 0.5), 8, 1.25) is None  # the estimate is outside
+    assert smallest_p(4) == 0.125 and smallest_p(8) == 2 / 256
 
 
 def _analysed(widths: np.ndarray, plateau_end: float, budget: float) -> xr.Dataset:

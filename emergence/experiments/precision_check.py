@@ -8,8 +8,8 @@ the process), for `budget_factor` times the section's steps where that is set fo
 jump widths are compared, and a jump unfinished at the budget is censored, so a budget that
 leaves most jumps unfinished cannot decide. Training is the same up to the section's own
 budget (a constant learning rate after warm-up; the schedule does not depend on the total), so
-the longer run contains the shorter one. The comparison, and the rule that decides whether bf16 may be a
-default, are the summary stage's (stages/sweep_precision_summary.py).
+the longer run contains the shorter one. The comparison and the rule that decides whether bf16 may be
+a default are emergence/precision_agreement.py's, applied by the summary stage.
 """
 from __future__ import annotations
 
@@ -27,11 +27,14 @@ MAX_FACTOR = 100
 @dataclass(frozen=True, kw_only=True)
 class PrecisionCheckArgs:
     tasks: list[str]                           # task sections compared (linear_map, cellular_automata)
-    n_boot: int = number(100, 100_000)
+    n_boot: int = number(100, 100_000)        # bootstrap resamples, and sign-flip patterns past 2^n_seeds
+    margin: float = number(1.0, 10.0)         # equivalence: every bf16 / float32 ratio inside [1/margin, margin]
     budget_factor: dict[str, int] = field(default_factory=dict)  # task -> its cells train this many times its steps
     bf16_threads: int = number(0, 4096)        # threads of a bfloat16 twin whose section leaves them to the process
 
     def check(self, key: str) -> None:
+        if not self.margin > 1:
+            raise ConfigError(f"{key}.margin: expected a ratio in (1, 10], got {self.margin!r}")
         for task in self.tasks:
             try:
                 task_module(task)

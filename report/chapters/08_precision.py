@@ -19,11 +19,18 @@
 # in both precisions with the same seeds and data (a task may train longer than its default
 # cell, `sweeps.precision.budget_factor`, so that its jumps finish: the run is the same up to
 # the default's budget, and an unfinished jump has no width to compare; the table gives each
-# task's steps), and compared on the statistics the claims use: Kaplan-Meier medians of the plateau end and of emergence, the mean final loss and the
-# Kaplan-Meier median per-unit jump width (jumps unfinished at the budget censored), each with a
-# bootstrap interval over seeds. A statistic *differs* when either precision's value lies
-# outside the other's interval; bfloat16 may become a default only if every task's
-# statistics agree (one that differs, or is unreached in either precision, keeps float32 for all).
+# task's steps), and compared on the statistics the claims use: Kaplan-Meier medians of the
+# plateau end and of emergence, the mean final loss and the Kaplan-Meier median per-unit jump
+# width (jumps unfinished at the budget censored). The seed is the unit and the pair shares its
+# data and initialisation, so each statistic is compared as a ratio, bfloat16 over float32 on
+# the same seeds, with a paired bootstrap interval. A task *differs* when a sign-flip
+# permutation test (each seed's pair swapped; each seed scores which precision ran later, by
+# the log-rank within the seed, or the log ratio of the final losses) finds a ratio's p below
+# alpha over the number of statistics; it *agrees* when nothing differs and every ratio's
+# interval lies inside the margin `sweeps.precision.margin`; otherwise it is *undecided*, and
+# says how many seeds would decide. bfloat16 may become a default only if every task agrees.
+# The rule's behaviour on simulated tasks (how often a harmless precision is said to differ,
+# how often a shifted one is said to agree) is in params.yaml beside the margin.
 
 # %% tags=["parameters"]
 max_figure_seeds = 16
@@ -44,6 +51,7 @@ precisions = [str(p) for p in summary["precision"].values]
 palette = dict(zip(precisions, sns.color_palette("colorblind", len(precisions))))
 TASK_NAME = {"linear_map": "linear map", "cellular_automata": "cellular automata"}
 defaults = dict(item.split(":") for item in summary.attrs["default_precision"].split(","))
+margin = float(summary.attrs["margin"])
 
 
 def interval(task, precision, statistic):
@@ -62,7 +70,8 @@ for task in summary["task"].values:
     rows.append({"task": TASK_NAME.get(task, task), "seeds": ds.sizes["seed"], "steps": int(ds["step"].values[-1]),
                  "verdict": str(summary["verdict"].sel(task=task).values),
                  "default precision of this run": defaults[task],
-                 "why": str(summary["reasons"].sel(task=task).values) or "every statistic inside the other's interval"})
+                 "why": str(summary["reasons"].sel(task=task).values)
+                 or f"every ratio's interval inside [{fmt(1 / margin, 3)}, {fmt(margin, 3)}], no difference found"})
 md(table(pd.DataFrame(rows), index=False).data)
 
 # %%
@@ -77,6 +86,10 @@ else:
     others = ", ".join(f"{task}: {v}" for task, v in verdicts.items() if v != "agree")
     text = (f"Not every task agrees ({others}), so float32 stays the default for every task, "
             "including one that agrees on its own.")
+    if "differ" not in verdicts.values():
+        text += (" No task was found to differ either: this check cannot say that bfloat16 changes the "
+                 "dynamics, only that it has not been shown to leave them alone (the reasons above say "
+                 "how many seeds would decide).")
     if bf16_defaults:
         text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
                  "its results are not covered by this check.")
@@ -104,6 +117,23 @@ for task in summary["task"].values:
         row = {"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic))}
         row.update({p: interval(task, p, statistic) for p in precisions})
         rows.append(row)
+md(table(pd.DataFrame(rows), index=False).data)
+
+# %% [markdown]
+# ## bfloat16 over float32, seed by seed
+#
+# The ratio of each statistic over the same seeds, with its paired bootstrap interval, and the
+# sign-flip permutation p.
+
+# %%
+rows = []
+for task in summary["task"].values:
+    for statistic in summary["statistic"].values:
+        r = summary["ratio"].sel(task=task, statistic=statistic).values
+        rows.append({"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic)),
+                     "ratio [interval]": f"{fmt(r[0], 3)} [{fmt(r[1], 3)}, {fmt(r[2], 3)}]",
+                     "inside the margin": bool(1 / margin <= r[1] and r[2] <= margin),
+                     "p": fmt(float(summary["p_value"].sel(task=task, statistic=statistic)), 3)})
 md(table(pd.DataFrame(rows), index=False).data)
 
 # %% [markdown]
