@@ -230,3 +230,16 @@ def test_budget_factor_lengthens_both_cells_of_its_task_only(smoke_params):
     own = next(c for c in files["linear_map"].cells
                if c["linear_map"]["train"]["precision"] == params["linear_map"]["train"]["precision"])
     assert own["linear_map"] == params["linear_map"]
+
+
+def test_a_task_may_compare_its_own_seed_count(smoke_params):
+    params = copy.deepcopy(smoke_params)
+    params["sweeps"]["precision"]["n_seeds"] = {"cellular_automata": 7}
+    files = {f.name: f for f in sweep_files(params)}
+    seeds = {task: [cell[task]["train"]["n_seeds"] for cell in files[task].cells] for task in files}
+    assert seeds["cellular_automata"] == [7, 7]
+    assert seeds["linear_map"] == [params["linear_map"]["train"]["n_seeds"]] * 2
+    params["sweeps"]["precision"]["n_seeds"] = {}
+    files = {f.name: f for f in sweep_files(params)}
+    assert [c["cellular_automata"]["train"]["n_seeds"] for c in files["cellular_automata"].cells] == \
+        [params["cellular_automata"]["train"]["n_seeds"]] * 2

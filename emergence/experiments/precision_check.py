@@ -4,7 +4,8 @@ and of the automata trained in both precisions, side by side.
 Each task's section is trained as it stands (its own precision: the linear map's cell is the
 one linear_map_train trains, shared through the cell cache) and once more in the other
 precision (the bfloat16 twin with `bf16_threads` threads where its section leaves them to
-the process), for `budget_factor` times the section's steps where that is set for a task: the
+the process), with `n_seeds` seeds where that is set for a task (the rule needs 7 to find a
+difference at all), for `budget_factor` times the section's steps where that is set: the
 jump widths are compared, and a jump unfinished at the budget is censored, so a budget that
 leaves most jumps unfinished cannot decide. Training is the same up to the section's own
 budget (a constant learning rate after warm-up; the schedule does not depend on the total), so
@@ -22,6 +23,7 @@ from emergence.precision import PRECISIONS
 from emergence.schema import ConfigError, number
 
 MAX_FACTOR = 100
+MAX_SEEDS = 4096
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +32,7 @@ class PrecisionCheckArgs:
     n_boot: int = number(100, 100_000)        # bootstrap resamples, and sign-flip patterns past 2^n_seeds
     margin: float = number(1.0, 10.0)         # equivalence: every bf16 / float32 ratio inside [1/margin, margin]
     budget_factor: dict[str, int] = field(default_factory=dict)  # task -> its cells train this many times its steps
+    n_seeds: dict[str, int] = field(default_factory=dict)  # task -> seeds of both its cells (absent: the section's)
     bf16_threads: int = number(0, 4096)        # threads of a bfloat16 twin whose section leaves them to the process
 
     def check(self, key: str) -> None:
@@ -45,6 +48,11 @@ class PrecisionCheckArgs:
                 raise ConfigError(f"{key}.budget_factor.{task}: not a compared task (tasks: {', '.join(self.tasks)})")
             if not 1 <= factor <= MAX_FACTOR:
                 raise ConfigError(f"{key}.budget_factor.{task}: expected int in [1, {MAX_FACTOR}], got {factor!r}")
+        for task, n in self.n_seeds.items():
+            if task not in self.tasks:
+                raise ConfigError(f"{key}.n_seeds.{task}: not a compared task (tasks: {', '.join(self.tasks)})")
+            if not 1 <= n <= MAX_SEEDS:
+                raise ConfigError(f"{key}.n_seeds.{task}: expected int in [1, {MAX_SEEDS}], got {n!r}")
 
 
 def sweep_files(params: dict) -> list[SweepFile]:
@@ -57,6 +65,7 @@ def sweep_files(params: dict) -> list[SweepFile]:
             twin = precision != params[task]["train"]["precision"]
             section["train"]["precision"] = precision
             section["train"]["steps"] *= settings["budget_factor"].get(task, 1)
+            section["train"]["n_seeds"] = settings["n_seeds"].get(task, section["train"]["n_seeds"])
             if twin and precision != "float32" and not section["train"]["threads"]:
                 # fixed, so that its bytes (which the thread count changes under CPU bfloat16) do
                 # not depend on the process that builds it: a worker or SLURM task may build it

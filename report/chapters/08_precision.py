@@ -18,8 +18,9 @@
 # float32 too). The default cells of the linear map and of the cellular automata are trained
 # in both precisions with the same seeds and data (a task may train longer than its default
 # cell, `sweeps.precision.budget_factor`, so that its jumps finish: the run is the same up to
-# the default's budget, and an unfinished jump has no width to compare; the table gives each
-# task's steps), and compared on the statistics the claims use: Kaplan-Meier medians of the
+# the default's budget, and an unfinished jump has no width to compare; and with more seeds,
+# `sweeps.precision.n_seeds`, so that a difference can be found at all; the table gives each
+# task's steps and seeds), and compared on the statistics the claims use: Kaplan-Meier medians of the
 # plateau end and of emergence, the mean final loss and the Kaplan-Meier median per-unit jump
 # width (jumps unfinished at the budget censored). The seed is the unit and the pair shares its
 # data and initialisation, so each statistic is compared as a ratio, bfloat16 over float32 on
