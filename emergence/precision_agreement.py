@@ -35,6 +35,7 @@ from emergence.survival import (bootstrap_km_median, bootstrap_rows_km_median, k
                                 logrank_terms)
 
 STATISTICS = ("plateau_end_step", "emergence_step", "final_loss", "unit_transition_width")
+MANY_SEEDS = 1000  # past this a forecast says only "more"
 Rows = tuple[np.ndarray, np.ndarray]  # values [seed, k], censored [seed, k]; NaN: nothing to count
 
 
@@ -173,6 +174,16 @@ def seeds_to_fit(c: Comparison, n: int, margin: float) -> int | None:
     return max(n, math.ceil(n * (half / room) ** 2))
 
 
+def forecast(c: Comparison, n: int, margin: float) -> str:
+    """What would let this statistic's interval fit inside the margin, in words."""
+    need = seeds_to_fit(c, n, margin)
+    if need is None:
+        return "the estimate lies outside the margin"
+    if need > MANY_SEEDS:
+        return f"more than {MANY_SEEDS:,} seeds: the estimate lies on the margin's edge"
+    return f"~{need} seeds would fit it if the estimate holds"
+
+
 def agreement(a: dict[str, Rows], b: dict[str, Rows], *, alpha: float, margin: float, n_perm: int, n_boot: int,
               seed: int = 0) -> tuple[str, list[str], list[Comparison]]:
     """('agree' | 'differ' | 'undecided', reasons, comparisons) of precision b against a, the
@@ -197,10 +208,7 @@ def agreement(a: dict[str, Rows], b: dict[str, Rows], *, alpha: float, margin: f
         return "agree", [], comparisons
     reasons = []
     for c in outside:
-        need = seeds_to_fit(c, n, margin)
-        reasons.append(c.text() + f": not shown inside [{1 / margin:.3g}, {margin:.3g}]; " +
-                       (f"~{need} seeds would fit it if the estimate holds" if need
-                        else "the estimate lies outside the margin"))
+        reasons.append(c.text() + f": not shown inside [{1 / margin:.3g}, {margin:.3g}]; " + forecast(c, n, margin))
     if smallest_p(n) >= threshold:
         reasons.append(f"with {n} seeds no difference can be found either: a sign-flip test's smallest p is "
                        f"{smallest_p(n):.3g}, not below {threshold:.3g} "

@@ -17,7 +17,8 @@ from emergence.experiments.runner import run_training
 from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.train import make_optimizer, train_step
-from emergence.precision_agreement import STATISTICS, agreement, precision_statistics, seeds_to_fit, smallest_p, Comparison
+from emergence.precision_agreement import (STATISTICS, Comparison, agreement, forecast, precision_statistics,
+                                          seeds_to_fit, smallest_p)
 
 CPU = torch.device("cpu")
 HAS_BF16 = precision.bf16_support(CPU)[0]
@@ -190,6 +191,9 @@ def test_the_forecast_narrows_the_interval_as_one_over_root_n():
     assert seeds_to_fit(c, 8, 1.25) == math.ceil(8 * (math.log(1.5) / math.log(1.25)) ** 2)
     assert seeds_to_fit(Comparison("x", 1.3, 1.2, 1.4, 0.5), 8, 1.25) is None  # the estimate is outside
     assert smallest_p(4) == 0.125 and smallest_p(8) == 2 / 256
+    assert forecast(c, 8, 1.25).startswith(f"~{seeds_to_fit(c, 8, 1.25)} seeds")
+    assert forecast(Comparison("x", 1.249, 1.1, 1.4, 0.5), 8, 1.25).startswith("more than 1,000 seeds")
+    assert forecast(Comparison("x", 1.3, 1.2, 1.4, 0.5), 8, 1.25) == "the estimate lies outside the margin"
 
 
 def _analysed(widths: np.ndarray, plateau_end: float, budget: float) -> xr.Dataset:

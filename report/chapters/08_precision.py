@@ -85,8 +85,8 @@ if all(v == "agree" for v in verdicts.values()):
             f"(this run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}).")
 else:
     others = ", ".join(f"{task}: {v}" for task, v in verdicts.items() if v != "agree")
-    text = (f"Not every task agrees ({others}), so float32 stays the default for every task, "
-            "including one that agrees on its own.")
+    text = f"Not every task agrees ({others}), so float32 stays the default for every task"
+    text += ", including one that agrees on its own." if "agree" in verdicts.values() else "."
     if "differ" not in verdicts.values():
         text += (" No task was found to differ either: this check cannot say that bfloat16 changes the "
                  "dynamics, only that it has not been shown to leave them alone (the reasons above say "
