@@ -132,7 +132,7 @@ def sign_flip_p(name: str, a: Rows, b: Rows, n_perm: int, rng: np.random.Generat
 
 def smallest_p(n: int) -> float:
     """The smallest two-sided p a sign-flip test of n seeds can give (a pattern and its
-    complement give reciprocal ratios)."""
+    complement give the same |sum|, so at least two of the 2^n reach the observed one)."""
     return 2.0 / 2 ** n
 
 

@@ -4,8 +4,8 @@ and of the automata trained in both precisions, side by side.
 Each task's section is trained as it stands (its own precision: the linear map's cell is the
 one linear_map_train trains, shared through the cell cache) and once more in the other
 precision (the bfloat16 twin with `bf16_threads` threads where its section leaves them to
-the process), with `n_seeds` seeds where that is set for a task (the rule needs 7 to find a
-difference at all), for `budget_factor` times the section's steps where that is set: the
+the process), with `n_seeds` seeds where that is set for a task (the rule's permutation test needs enough
+seeds for any p to fall below alpha / 4: 7 at alpha 0.1), for `budget_factor` times the section's steps where that is set: the
 jump widths are compared, and a jump unfinished at the budget is censored, so a budget that
 leaves most jumps unfinished cannot decide. Training is the same up to the section's own
 budget (a constant learning rate after warm-up; the schedule does not depend on the total), so
