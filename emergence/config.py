@@ -99,7 +99,7 @@ class ClaimsArgs:
     alpha: float = number(0.001, 0.5)              # level of every test; intervals at 1 - alpha
     n_boot: int = number(100, 1_000_000)           # bootstrap resamples behind every interval
     n_perm: int = number(100, 1_000_000)           # permutations behind the permutation tests
-    quartile_ratio: float = number(1.0, 1000.0)    # claim 1: "random times" = KM q75 / q25 at least this
+    quartile_ratio: float = number(1.0, 1000.0)    # claim 1: "random times" = q75 / q25 (lognormal fit) at least this
     abrupt_ratio: float = number(0.0, 10.0)        # claim 1: a jump is abrupt below this width / step
     coincidence_evals: float = number(0.0, 1000.0)  # claim 2: tolerance, in evaluation intervals
     large_state_size: int = number(1, 1_000_000)   # claim 4 (linear map): "large S" starts here

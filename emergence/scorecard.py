@@ -153,7 +153,8 @@ def unit_jump_ratios(analysis: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
 def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     c = ctx.c
     ratio, censored = unit_jump_ratios(analysis)
-    eval_every = json.loads(analysis.attrs["config"])["linear_map"]["train"]["eval_every"]
+    train = json.loads(analysis.attrs["config"])["linear_map"]["train"]
+    eval_every = train["eval_every"]
     resolution = eval_every / analysis["unit_emergence_step"].values
     emergence = Arm.of(analysis["emergence_step"].values, analysis["emergence_censored"].values.astype(bool))
     unit_e = np.where(analysis["unit_emergence_censored"].values == 0, analysis["unit_emergence_step"].values, np.nan)
@@ -164,7 +165,7 @@ def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Ver
             **ctx.common("linear-map-abrupt"))),
         ("linear-map-random-times", vd.times_vary_across_seeds(
             emergence, claim="1 (linear map, seed-dependent)", min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"],
-            n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-random-times"),
+            budget=float(train["steps"]), n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-random-times"),
             **ctx.common("linear-map-random-times"))),
         ("linear-map-entropy", vd.jumps_coincide_with_entropy_drops(
             unit_e, analysis["pattern_head_entropy_drop_step"].values, claim="2 (linear map)",
@@ -347,7 +348,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
         alpha=c["alpha"], resolution=jumps[..., 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"),
         **ctx.common("lm-abrupt"))))
     parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
-                                        min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], n_boot=c["n_boot"],
+                                        min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], budget=budget,
+                                        n_boot=c["n_boot"],
                                         paper_n=ctx.paper_n("lm-random-times"))
              for size in sizes for cap in caps]
     decided = [p for p in parts if p.verdict not in ("inconclusive", "needs the paper profile")]

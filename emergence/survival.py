@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 
 def _arrays(times, censored) -> tuple[np.ndarray, np.ndarray]:
@@ -225,6 +225,44 @@ def seed_permutation_logrank(times_a, censored_a, times_b, censored_b, n_perm: f
     p_two = float((np.abs(null) >= abs(observed.z) - tol).mean())
     return LogRank(observed.z, p_two, p_one, observed.observed_minus_expected, observed.variance, observed.events,
                    observed.strata, permutations=len(null) - (math.comb(n, n_a) > n_perm))
+
+
+def censored_normal_fit(values, censored, tol: float = 1e-9,
+                        max_iterations: int = 5000) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum-likelihood mean and standard deviation of normal values right-censored where
+    `censored` (the value is then the censoring point), row by row over the last axis: the
+    bootstraps fit thousands of simulated samples at once. Uncensored rows take the closed form
+    (the mean, and the root mean square deviation: the MLE, divided by n); censored rows
+    iterate EM from it (Dempster, Laird and Rubin 1977): each censored value replaced by its
+    conditional moments above the censoring point, then the closed form again; tested equal to
+    scipy.stats.norm.fit on CensoredData. NaN where a row has fewer than two distinct
+    uncensored values (with one, the likelihood grows without bound as sigma -> 0)."""
+    y = np.atleast_2d(np.asarray(values, dtype=float))
+    c = np.atleast_2d(np.asarray(censored, dtype=bool))
+    if y.shape != c.shape:
+        raise ValueError(f"values and censored: one flag per value, got shapes {y.shape} and {c.shape}")
+    event = ~c
+    events = event.sum(-1)
+    distinct = np.where(event, y, -np.inf).max(-1) > np.where(event, y, np.inf).min(-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = (y * event).sum(-1) / events
+        sigma = np.sqrt((((y - mu[:, None]) * event) ** 2).sum(-1) / events)
+    mu, sigma = np.where(distinct, mu, np.nan), np.where(distinct, sigma, np.nan)
+    active = np.flatnonzero(distinct & c.any(-1))
+    for _ in range(max_iterations):
+        if not active.size:
+            break
+        ya, ca, m, s = y[active], c[active], mu[active, None], sigma[active, None]
+        z = (ya - m) / s
+        hazard = np.exp(-0.5 * z * z - 0.5 * math.log(2 * math.pi) - special.log_ndtr(-z))  # phi(z) / (1 - Phi(z))
+        first = np.where(ca, m + s * hazard, ya)
+        second = np.where(ca, m * m + s * s + s * hazard * (ya + m), ya * ya)
+        new_mu = first.mean(-1)
+        new_sigma = np.sqrt(np.maximum(second.mean(-1) - new_mu ** 2, 0.0))
+        settled = np.abs(new_mu - m[:, 0]) + np.abs(new_sigma - s[:, 0]) <= tol * (1 + np.abs(new_mu))
+        mu[active], sigma[active] = new_mu, new_sigma
+        active = active[~settled]
+    return mu, sigma
 
 
 def benjamini_hochberg(p_values) -> np.ndarray:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from emergence.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, bootstrap_rows_km_median,
+from emergence.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, bootstrap_rows_km_median, censored_normal_fit,
                                 km_median, km_median_of_rows, km_quantile, km_survival,
                                 logrank, seed_permutation_logrank, stratified_logrank)
 
@@ -152,3 +152,22 @@ def test_row_km_median_pools_each_seeds_units_and_resamples_seeds():
     manual = [km_median_of_rows(t, c, draws.integers(0, 6, 6)) for _ in range(300)]
     assert bootstrap_rows_km_median(t, c, n_boot=300, level=0.8, seed=0) == tuple(
         np.nanquantile(manual, [0.1, 0.9], method="inverted_cdf"))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_censored_normal_fit_is_scipys_maximum_likelihood(seed):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(3.0, 0.7, 9)
+    censored = values > np.quantile(values, 0.6)
+    values = np.where(censored, np.quantile(values, 0.6), values)
+    mu, sigma = censored_normal_fit(values, censored)
+    expected = stats.norm.fit(stats.CensoredData(uncensored=values[~censored], right=values[censored]))
+    assert (mu[0], sigma[0]) == pytest.approx(expected, rel=1e-4)
+
+
+def test_censored_normal_fit_by_rows_closed_form_and_undefined():
+    rows = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 5.0], [2.0, 2.0, 2.0]])
+    censored = np.array([[False] * 3, [False, True, True], [False, False, True]])
+    mu, sigma = censored_normal_fit(rows, censored)
+    assert mu[0] == pytest.approx(2.0) and sigma[0] == pytest.approx(math.sqrt(2 / 3))  # divided by n
+    assert np.isnan(mu[1:]).all() and np.isnan(sigma[1:]).all()  # one event; two events at one value

@@ -4,12 +4,14 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from emergence.survival import seed_permutation_logrank
 from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, times_vary_across_seeds,
+                                lognormal_quartile_ratio,
                                 any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
                                 seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation,
                                 undecided)
@@ -131,7 +133,7 @@ def test_seeds_per_arm_for_a_difference_of_means():
 
 def test_an_undecided_interval_says_how_many_seeds_would_decide():
     rng = np.random.default_rng(4)
-    v = vary(Arm.of(rng.lognormal(7, 0.45, 8), np.zeros(8, bool)))
+    v = vary(Arm.of(rng.lognormal(7, 0.4, 8), np.zeros(8, bool)))
     assert v.verdict == "inconclusive", v.reason
     need = seeds_for_interval(v.estimate, v.interval, 1.5, 8, ALPHA, log=True)
     assert 8 < need < 10_000 and f"~{need:,} seeds would at 80% power" in v.reason
@@ -148,7 +150,7 @@ def test_undecided_needs_the_paper_profile_only_where_its_seeds_reach_the_need()
 
 def test_an_undecided_rule_says_whether_the_paper_profiles_seeds_would_decide_it():
     rng = np.random.default_rng(4)
-    arm = Arm.of(rng.lognormal(7, 0.45, 8), np.zeros(8, bool))
+    arm = Arm.of(rng.lognormal(7, 0.4, 8), np.zeros(8, bool))
     need = seeds_for_interval(vary(arm).estimate, vary(arm).interval, 1.5, 8, ALPHA, log=True)
     rule = lambda paper_n: times_vary_across_seeds(  # noqa: E731
         arm, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, n_boot=500, paper_n=paper_n)
@@ -292,9 +294,50 @@ def test_times_vary_holds_fails_and_cannot_be_decided():
     together = Arm.of(1000 * (1 + 0.02 * rng.standard_normal(16)), np.zeros(16, bool))
     assert vary(together).verdict == "not reproduced"
     assert vary(Arm.of([500] + [3000] * 7, [False] + [True] * 7)).verdict == "inconclusive"
-    # half the seeds never emerge while the others do: the slow quarter is unbounded
+    assert vary(Arm.of([700, 700, 700, 3000], [False, False, False, True])).verdict == "inconclusive"  # one distinct
+    # half the seeds never emerge while the others do within a quarter of each other: spread out
     split = vary(Arm.of([800, 900, 1000, 1100] + [3000] * 4, [False] * 4 + [True] * 4))
-    assert split.estimate == math.inf
+    assert split.verdict == "reproduced" and split.censored == 4
+    with pytest.raises(ValueError, match="positive"):
+        vary(Arm.of([0, 100, 200], [False] * 3))
+
+
+def test_the_quartile_ratios_interval_is_the_exact_chi_square_one_without_censoring():
+    """Uncensored, with no budget: n sigma_hat^2 / sigma^2 ~ chi-square(n - 1), the textbook
+    interval; with a budget far beyond every time the simulated pivot gives the same interval."""
+    times = np.exp(np.array([6.1, 6.9, 7.4, 6.6, 7.8]))
+    arm = Arm.of(times, np.zeros(5, bool))
+    sigma, est, (lo, hi) = lognormal_quartile_ratio(arm, threshold=1.5, alpha=ALPHA)
+    logs = np.log(times)
+    assert sigma == pytest.approx(np.std(logs))  # the MLE, divided by n
+    ss = ((logs - logs.mean()) ** 2).sum()
+    chi = stats.chi2.ppf([1 - ALPHA / 2, ALPHA / 2], 4)
+    z = stats.norm.ppf(0.75)
+    assert (lo, hi) == pytest.approx(tuple(np.exp(2 * z * np.sqrt(ss / chi))))
+    assert est == pytest.approx(math.exp(2 * z * sigma)) and est == pytest.approx(
+        np.exp(stats.norm.ppf(0.75, logs.mean(), sigma)) / np.exp(stats.norm.ppf(0.25, logs.mean(), sigma)))
+    _, _, (s_lo, s_hi) = lognormal_quartile_ratio(arm, threshold=1.5, alpha=ALPHA, budget=1e12, n_boot=20_000)
+    assert s_lo == pytest.approx(lo, rel=0.03) and s_hi == pytest.approx(hi, rel=0.05)
+
+
+@pytest.mark.parametrize("n,budget_quantile", [(5, None), (8, None), (8, 0.75)])
+def test_times_vary_is_calibrated_at_its_threshold(n, budget_quantile):
+    """Lognormal seeds whose true quartile ratio is exactly the threshold: each decision comes
+    back about alpha / 2 of the time (200 draws: at most 10%), censored seeds included. The
+    percentile bootstrap of Kaplan-Meier quartiles this rule replaced said "the seeds emerge
+    together" in 20% of such draws at 5 seeds."""
+    rng = np.random.default_rng(n)
+    sigma = math.log(1.5) / (2 * stats.norm.ppf(0.75))
+    budget = None if budget_quantile is None else math.exp(7 + sigma * stats.norm.ppf(budget_quantile))
+    verdicts = []
+    for i in range(200):
+        t = rng.lognormal(7, sigma, n)
+        c = np.zeros(n, bool) if budget is None else t >= budget
+        t = t if budget is None else np.minimum(t, budget)
+        verdicts.append(times_vary_across_seeds(Arm.of(t, c), claim="1", statement="", min_quartile_ratio=1.5,
+                                                alpha=ALPHA, budget=budget, n_boot=500, seed=i).verdict)
+    assert verdicts.count("reproduced") <= 20 and verdicts.count("not reproduced") <= 20
+    assert verdicts.count("inconclusive") + verdicts.count("needs the paper profile") >= 150
 
 
 def abrupt(ratio, censored):
