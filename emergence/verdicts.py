@@ -1021,18 +1021,24 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
-def _spread_over_width(midpoint: np.ndarray, censored: np.ndarray, width: np.ndarray) -> float:
-    """Median over units of the Kaplan-Meier interquartile range across seeds of a unit's rise
-    midpoint, over the median within-run width of the rises that happened; NaN rows (no run)
-    left out, NaN where no unit reaches its lower quartile or no rise has a width."""
-    spreads = []
+def _unit_spreads(midpoint: np.ndarray, censored: np.ndarray) -> np.ndarray:
+    """Per unit, the Kaplan-Meier interquartile range across seeds of its rise midpoint (NaN
+    rows, no run, left out): inf where the upper quartile is not reached, NaN where the lower
+    is not."""
+    spreads = np.full(midpoint.shape[1], np.nan)
     for u in range(midpoint.shape[1]):
         run = ~np.isnan(midpoint[:, u])
         q25, q75 = (km_quantile(midpoint[run, u], censored[run, u], q) for q in (0.25, 0.75))
         if math.isfinite(q25):
-            spreads.append(q75 - q25)
-    widths = width[~censored & np.isfinite(width)]
-    if not spreads or not widths.size:
+            spreads[u] = q75 - q25
+    return spreads
+
+
+def _spread_over_width(spreads: np.ndarray, widths: np.ndarray) -> float:
+    """The median of the units' spreads (those with one) over the median width of the rises
+    that happened; NaN where no unit has a spread or no rise a width."""
+    spreads, widths = spreads[~np.isnan(spreads)], widths[np.isfinite(widths)]
+    if not spreads.size or not widths.size:
         return float("nan")
     spread = float(np.quantile(spreads, 0.5, method="inverted_cdf"))
     return spread / float(np.median(widths)) if np.median(widths) > 0 else math.inf
@@ -1083,30 +1089,37 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     m = np.atleast_2d(np.asarray(midpoint, float))
     present = ~np.isnan(m)
     c = (np.atleast_2d(np.asarray(censored, float)) == 1) & present
-    w = np.atleast_2d(np.asarray(width, float))
-    est = _spread_over_width(m, c, w)
+    w = np.where(c, np.nan, np.atleast_2d(np.asarray(width, float)))
+    spreads = _unit_spreads(m, c)
+    est = _spread_over_width(spreads, w)
     lo = hi = float("nan")
-    widths = w[~c & np.isfinite(w)]
-    if math.isfinite(est) and widths.size and np.median(widths) > 0:
+    if math.isfinite(est) and est > 0:
+        # Simulated: the units that have a spread here (the others, whose lower quartile this
+        # run never reached, enter only through their widths, drawn by seed as the rest)
+        units = np.flatnonzero(~np.isnan(spreads))
+        others = np.setdiff1d(np.arange(m.shape[1]), units)
         budget = float(m[c].max()) if c.any() else math.inf
-        spread = min_ratio * float(np.median(widths)) / (2 * QUARTILE_Z)
-        # each unit's centre: its Kaplan-Meier median (the mean of a normal), past the budget
-        # where half its seeds never rose
-        means = np.array([km_quantile(m[present[:, u], u], c[present[:, u], u], 0.5) for u in range(m.shape[1])])
-        means = np.where(np.isfinite(means), means, budget + spread)
-        shared = _seed_correlation(m, c)
+        spread = min_ratio * float(np.nanmedian(w)) / (2 * QUARTILE_Z)
+        # each unit's centre: its Kaplan-Meier median (a normal's mean), at the budget where
+        # half its seeds never rose
+        centre = np.array([km_quantile(m[present[:, u], u], c[present[:, u], u], 0.5) for u in units])
+        centre = np.where(np.isfinite(centre), centre, budget)
+        shared = _seed_correlation(m[:, units], c[:, units])
+        here = present[:, units]
         rng = np.random.default_rng(seed)
         groups = ([np.arange(len(m))] if strata is None else
                   [np.flatnonzero(np.asarray(strata) == g) for g in sorted(set(np.asarray(strata).tolist()))])
         pivot = np.empty(n_boot)
         for b in range(n_boot):
             noise = (math.sqrt(shared) * rng.standard_normal((len(m), 1))
-                     + math.sqrt(1 - shared) * rng.standard_normal(m.shape))
-            sim = means + spread * noise
-            sim_c = (sim >= budget) & present
-            sim = np.where(present, np.where(sim_c, budget, sim), np.nan)
+                     + math.sqrt(1 - shared) * rng.standard_normal(here.shape))
+            sim = centre + spread * noise
+            sim_c = (sim >= budget) & here
+            sim = np.where(here, np.where(sim_c, budget, sim), np.nan)
             rows = np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups])
-            pivot[b] = _spread_over_width(sim, sim_c, np.where(sim_c, np.nan, w[rows])) / min_ratio
+            drawn = w[rows]
+            widths = np.concatenate([np.where(sim_c, np.nan, drawn[:, units]).ravel(), drawn[:, others].ravel()])
+            pivot[b] = _spread_over_width(_unit_spreads(sim, sim_c), widths) / min_ratio
         q_lo = float(np.quantile(np.where(np.isnan(pivot), 0.0, pivot), alpha / 2, method="inverted_cdf"))
         q_hi = float(np.quantile(np.where(np.isnan(pivot), math.inf, pivot), 1 - alpha / 2, method="inverted_cdf"))
         lo = est / q_hi if q_hi > 0 else float("nan")
