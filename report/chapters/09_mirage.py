@@ -427,7 +427,8 @@ claims_section("09_mirage")
 md("""The metric rule asks whether a continuous metric rises at most `claims.metric_factor` times as wide as
 greedy accuracy (median over units, seeds resampled for the interval); the randomness rule whether the
 across-seed interquartile range of a unit's rise midpoint exceeds the median within-run rise width times
-`claims.random_ratio` (Kaplan-Meier quartiles, so seeds that never rose stay in); the precursor rule whether
+`claims.random_ratio` (Kaplan-Meier quartiles, so seeds that never rose stay in; the interval from runs
+simulated with the threshold's spread, since the quartiles of a few seeds understate it); the precursor rule whether
 the loss's change point follows the attention's in most seeds (sign test over seeds) and more closely for a
 unit's own head than for another unit's (permutation within seeds), and it says "inconclusive" when the
 median lead is inside one evaluation interval. Each verdict above comes from its rule in emergence/verdicts.py,
