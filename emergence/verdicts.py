@@ -1202,38 +1202,62 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
 
 
+def median_order_interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    """Distribution-free interval for a median from order statistics, the sign test inverted
+    (scipy.stats.quantile_test's): [x_(k), x_(n-k+1)]; (-inf, inf) where there are too few
+    values for any order statistic to reach the level (at 0.9, fewer than 5)."""
+    x = np.asarray(values, float)
+    if not x.size:
+        return float("nan"), float("nan")
+    ci = stats.quantile_test(x, q=0.0, p=0.5).confidence_interval(confidence_level=level)  # q: the test's, unused
+    if math.isnan(ci.low) and math.isnan(ci.high):
+        return -math.inf, math.inf
+    return float(ci.low), float(ci.high)
+
+
 def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_intervals: float,
                                    alpha: float, subsample: int, paper: str = "", n_boot: int = 2000,
                                    seed: int = 0, strata: np.ndarray | None = None, paper_n: int | None = None) -> Verdict:
     """The jump is not an artefact of a small test set (Schaeffer et al. 2023): `shift[seed,
     unit]` is how far a test set of `subsample` examples puts a run's emergence from where the
     whole evaluation set puts it, in evaluation intervals on the ln-step axis (median over drawn
-    sets; inf where the median set never shows it; NaN where the run never emerged). The
-    statistic is the median over runs, its interval from resampling seeds. reproduced: the
-    interval's upper end at or below max_intervals (a small set dates the jump as the full set
-    does: it is sharp); not reproduced: the lower end above it (where a small set sees the jump
-    depends on which examples it drew: the rise is gradual); inconclusive otherwise or when no
-    run emerged (needs the paper profile where its `paper_n` seeds would decide the interval,
-    `undecided`).
-    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`)."""
+    sets; inf where the median set never shows it; NaN where the run never emerged). The seed
+    is the unit: each seed's median over its runs, and the statistic the median over seeds, its
+    interval from order statistics (`median_order_interval`, a sign test over seeds).
+    reproduced: the interval's upper end at or below max_intervals (a small set dates the jump
+    as the full set does: it is sharp); not reproduced: the lower end above it (where a small
+    set sees the jump depends on which examples it drew: the rise is gradual); inconclusive
+    otherwise or when no run emerged (needs the paper profile where its `paper_n` seeds would
+    decide the interval, `undecided`). A seed's runs are not independent of each other (one
+    model), and the shifts are coarse (whole evaluation intervals, often tied on the
+    threshold), so the seed bootstrap of the median over runs that stood here read two seeds'
+    five runs, shifts 0.95, 1, 1, 2.05 and never, as [1, 1]: "reproduced". `n_boot`, `seed`
+    and `strata` are accepted for the callers' common arguments; nothing is drawn."""
     r = np.atleast_2d(np.asarray(shift, float))
-    median = _median_keeping_inf
-    est = median(r)
-    lo, hi = _seed_bootstrap(r, median, n_boot, 1 - alpha, seed, strata)
+    per_seed = np.array([_median_keeping_inf(row) for row in r])
+    seeds = per_seed[~np.isnan(per_seed)]
+    est = _median_keeping_inf(seeds)
+    lo, hi = median_order_interval(seeds, 1 - alpha)
     runs = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
-                  statistic=f"median over runs of the emergence shift with {subsample} test examples (evaluation intervals)",
-                  estimate=est, interval=(lo, hi), n=len(r), censored=int(np.isinf(r).sum()), censored_of=runs,
-                  observations="units", detectable=f"a median shift away from {max_intervals:g} intervals once the interval excludes it "
-                             f"({runs} runs)")
+                  statistic=f"median over seeds of each seed's median emergence shift with {subsample} test examples "
+                            "(evaluation intervals)",
+                  estimate=est, interval=(lo, hi), n=len(seeds), censored=int(np.isinf(r).sum()), censored_of=runs,
+                  observations="units", detectable=f"a median shift away from {max_intervals:g} intervals once the "
+                                                   f"interval excludes it ({runs} runs)")
     if runs == 0:
         return Verdict(**common, verdict="inconclusive", reason="no run emerged within the budget: a longer budget decides")
     detail = (f"median shift {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] evaluation intervals with {subsample} examples over "
-              f"{runs} runs (sharp at or below {max_intervals:g})")
+              f"{len(seeds)} seeds' {runs} runs (sharp at or below {max_intervals:g})")
     if hi <= max_intervals:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if lo > max_intervals:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + ": a small test set dates the jump by which examples it drew")
-    verdict, tail = _more_seeds(est, (lo, hi), max_intervals, len(r), alpha, paper_n=paper_n)
+    if not math.isfinite(lo):
+        fewest = math.ceil(math.log(alpha / 2) / math.log(0.5))
+        return Verdict(**common, verdict="inconclusive",
+                       reason=detail + f": {len(seeds)} seeds with a run, and a sign test over seeds needs at least "
+                                       f"{fewest} to decide at alpha {alpha:g}: more seeds decide")
+    verdict, tail = _more_seeds(est, (lo, hi), max_intervals, len(seeds), alpha, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)

@@ -118,6 +118,36 @@ def test_a_jump_that_small_test_sets_date_alike_is_not_a_resolution_artefact():
     assert jump_not_a_resolution_artefact(mixed, **common).verdict == "inconclusive"
 
 
+def test_the_resolution_rule_counts_seeds_not_runs():
+    """Two seeds' five runs, shifts 0.95, 1, 1 (one seed) and 2.05, never (the other), the case
+    the seed bootstrap read as [1, 1]: two seeds cannot decide a sign test at alpha 0.1."""
+    common = dict(subsample=16, max_intervals=1, **COMMON)
+    shift = np.full((12, 4), np.nan)
+    shift[0, :2], shift[3, :3] = [2.05, 1.0], [np.inf, 0.95, 1.0]
+    v = jump_not_a_resolution_artefact(shift, **common)
+    assert v.verdict == "inconclusive" and v.n == 2 and "needs at least 5" in v.reason
+    # many runs of one seed are still one seed
+    one_seed = np.full((5, 40), np.nan)
+    one_seed[0] = 0.0
+    assert jump_not_a_resolution_artefact(one_seed, **common).verdict == "inconclusive"
+    # five seeds, every one sharp: the smallest count that decides (1/32 < alpha / 2)
+    assert jump_not_a_resolution_artefact(np.zeros((5, 3)), **common).verdict == "reproduced"
+    assert jump_not_a_resolution_artefact(np.full((5, 3), 3.0), **common).verdict == "not reproduced"
+
+
+def test_the_median_interval_is_scipys_and_covers_the_median_at_its_level():
+    from scipy import stats
+    from emergence.verdicts import median_order_interval
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=11)
+    ci = stats.quantile_test(x, q=0, p=0.5).confidence_interval(confidence_level=0.9)
+    assert median_order_interval(x, 0.9) == (ci.low, ci.high)
+    hits = [lo <= 0 <= hi for lo, hi in (median_order_interval(rng.normal(size=8), 0.9) for _ in range(2000))]
+    assert 0.9 <= np.mean(hits) <= 0.96  # exact for a continuous median: 1 - 2 P(Bin(8, 1/2) <= 1) = 0.930
+    assert median_order_interval(np.ones(4), 0.9) == (-np.inf, np.inf)
+
+
 @pytest.mark.parametrize("rule, values, threshold, log", [
     (lambda v, paper_n: jump_survives_continuous_metrics(v, max_factor=2, paper_n=paper_n, **COMMON),
      np.exp(np.random.default_rng(3).uniform(np.log(0.8), np.log(5), (6, 10))), 2, True),
