@@ -64,15 +64,23 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def hardware() -> dict:
-    info = {"machine": platform.machine(), "processor": platform.processor() or "unknown",
-            "cpu_count": os.cpu_count(), "python": platform.python_version(),
-            "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available()}
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo's, else the platform's): float32 results are the same
+    bytes within a CPU family and differ across families, so each result says where it ran."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                info["processor"] = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def hardware() -> dict:
+    info = {"machine": platform.machine(), "processor": cpu_model(),
+            "cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available()}
+    try:
         mem = Path("/proc/meminfo").read_text().split()
         info["memory_gib"] = round(int(mem[1]) / 2**20, 1)
     except OSError:

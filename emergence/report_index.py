@@ -144,6 +144,21 @@ def stage_timings(root: Path) -> pd.DataFrame:
     return df
 
 
+def training_cpus(root: Path) -> str:
+    """The CPUs the run's cells and models were built on, with how many each (an entry that
+    stages share counted once): the cache may hold entries from another machine, and float32
+    results differ across CPU families, so the machine that renders the report need not be the
+    one its numbers came from."""
+    built: dict[str, str | None] = {}
+    for f in (root / "data" / "timings").glob("*.json"):
+        built.update(json.loads(f.read_text()).get("cpus", {}))
+    counts: dict[str, int] = {}
+    for cpu in built.values():
+        cpu = cpu or "not recorded (built before the record)"
+        counts[cpu] = counts.get(cpu, 0) + 1
+    return "; ".join(f"{cpu}: {n}" for cpu, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "(no cells)"
+
+
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "(none)"
 
@@ -369,6 +384,7 @@ def appendix_markdown(root: Path, renderer: str, rendered_at: str) -> str:
         ("training precision (train.precision)", ", ".join(
             f"{section}: {params[section]['train']['precision']}"
             for section in ("linear_map", "cellular_automata", "language_model"))),
+        ("cells and models built on (CPU: entries)", training_cpus(root)),
         ("dvc.lock sha256 (upstream stages)", f"`{sha256_of(root / 'dvc.lock')}`"),
         ("renderer", renderer),
         ("rendered at", rendered_at),

@@ -53,22 +53,26 @@ def test_lookups_report_what_the_cells_cost_to_build(tmp_path, monkeypatch):
     monkeypatch.setattr(build_log, "COLD_WORKERS", [])
     clock = iter([100.0, 112.5])  # the build takes 12.5 s on this clock
     monkeypatch.setattr(cache.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(cache, "cpu_model", lambda: "Some CPU")
     entry = cached(tmp_path, "t", {"a": 1}, _builder([]))
-    assert json.loads((entry / BUILD_RECORD).read_text()) == {"seconds": 12.5}
+    assert json.loads((entry / BUILD_RECORD).read_text()) == {"seconds": 12.5, "cpu": "Some CPU"}
     cached(tmp_path, "t", {"a": 1}, _builder([]))  # a second lookup of an entry built here: still built once
     usage = build_log.usage()
     assert usage.pop("entries") == {entry.name: 12.5}
+    assert usage.pop("cpus") == {entry.name: "Some CPU"}
     assert usage == {"cells_built": 1, "cells_reused": 0, "built_seconds": 12.5, "reused_build_seconds": 0.0,
                      "build_wall_seconds": 12.5, "workers": 1}
-    monkeypatch.setattr(build_log, "LOOKUPS", [])  # the next stage finds it built
+    monkeypatch.setattr(build_log, "LOOKUPS", [])  # the next stage, on another machine, finds it built
+    monkeypatch.setattr(cache, "cpu_model", lambda: "Another CPU")
     cached(tmp_path, "t", {"a": 1}, _builder([]))
     assert build_log.usage()["cells_reused"] == 1 and build_log.usage()["reused_build_seconds"] == 12.5
+    assert build_log.usage()["cpus"] == {entry.name: "Some CPU"}  # where it was built, not where it is read
     (entry / BUILD_RECORD).unlink()  # an entry from before the record: its cost is unknown, not 0
     manifest = json.loads((entry / MANIFEST).read_text())
     del manifest[BUILD_RECORD]
     (entry / MANIFEST).write_text(json.dumps(manifest))
     cached(tmp_path, "t", {"a": 1}, _builder([]))
-    assert build_log.usage()["reused_build_seconds"] is None
+    assert build_log.usage()["reused_build_seconds"] is None and build_log.usage()["cpus"] == {entry.name: None}
 
 
 @pytest.mark.parametrize("damage", [

@@ -116,6 +116,19 @@ def test_stage_timings_add_the_reused_cells_build_time(tmp_path):
     assert stage_timings(tmp_path)["cold seconds"].tolist()[-2:] == ["n/a", "n/a"]
 
 
+def test_the_appendix_names_the_cpus_the_cells_were_built_on(tmp_path):
+    from emergence.report_index import training_cpus
+
+    timings = tmp_path / "data" / "timings"
+    timings.mkdir(parents=True)
+    assert training_cpus(tmp_path) == "(no cells)"
+    for name, cpus in {"a": {"x": "Xeon", "y": "EPYC"}, "b": {"x": "Xeon", "z": "Xeon", "w": None}}.items():
+        (timings / f"{name}.json").write_text(json.dumps({"stage": name, "seconds": 1.0, "cpus": cpus}))
+    (timings / "c.json").write_text(json.dumps({"stage": "c", "seconds": 1.0}))  # a stage with no cells
+    # x, shared by two stages, counts once
+    assert training_cpus(tmp_path) == "Xeon: 2; EPYC: 1; not recorded (built before the record): 1"
+
+
 def test_scale_table_sets_each_profile_beside_the_paper_profile():
     from emergence.params import merged_params
     from emergence.report_index import scale_table

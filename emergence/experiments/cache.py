@@ -22,6 +22,7 @@ from emergence import build_log
 from emergence.executor import Plan, expected_seconds, makespan, plan, run_jobs, run_slurm, sharing_cores
 from emergence.experiments.runner import runs_on
 from emergence.io import atomic_dir, config_hash, file_digest, write_json
+from emergence.provenance import cpu_model
 
 MANIFEST = "manifest.json"
 BUILD_RECORD = "build.json"
@@ -96,7 +97,7 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None],
     `spent`: seconds its parts took elsewhere, counted in its recorded build time."""
     entry = entry_of(scratch, name, key)
     if _intact(entry):
-        build_log.LOOKUPS.append({"entry": entry.name, "built": False, "seconds": _build_seconds(entry)})
+        build_log.LOOKUPS.append({"entry": entry.name, "built": False, **_build_record(entry)})
         return entry
     shutil.rmtree(entry, ignore_errors=True)
     runs = key.get("runs_on", {}) if isinstance(key, dict) else {}
@@ -105,10 +106,11 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None],
     with atomic_dir(entry) as tmp, (sharing_cores() if shares else nullcontext()):
         build(tmp)
         seconds = round(time.perf_counter() - start + spent, 2)
-        write_json({"seconds": seconds}, tmp / BUILD_RECORD)
+        cpu = cpu_model()
+        write_json({"seconds": seconds, "cpu": cpu}, tmp / BUILD_RECORD)
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         write_json({str(p.relative_to(tmp)): file_digest(p) for p in files}, tmp / MANIFEST)
-    build_log.LOOKUPS.append({"entry": entry.name, "built": True, "seconds": seconds})
+    build_log.LOOKUPS.append({"entry": entry.name, "built": True, "seconds": seconds, "cpu": cpu})
     return entry
 
 
@@ -248,9 +250,12 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
                             "cell_seconds": sum(r["seconds"] for r in records if r["built"])})
 
 
-def _build_seconds(entry: Path) -> float | None:
-    """The recorded build time of an entry; None for entries older than the record."""
+def _build_record(entry: Path) -> dict:
+    """The recorded build time of an entry and the CPU that built it (the process that wrote
+    it: for a cell assembled from seed groups, the assembler's); None for entries older than
+    the record."""
     try:
-        return float(json.loads((entry / BUILD_RECORD).read_text())["seconds"])
+        record = json.loads((entry / BUILD_RECORD).read_text())
+        return {"seconds": float(record["seconds"]), "cpu": record.get("cpu")}
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return {"seconds": None, "cpu": None}
