@@ -118,6 +118,19 @@ def _ratio_percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
             _percentiles(np.where(undefined, math.inf, values), level)[1])
 
 
+def median_order_interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    """Distribution-free interval for a median from order statistics, the sign test inverted
+    (scipy.stats.quantile_test's): [x_(k), x_(n-k+1)]; (-inf, inf) where there are too few
+    values for any order statistic to reach the level (at 0.9, fewer than 5)."""
+    x = np.asarray(values, float)
+    if not x.size:
+        return float("nan"), float("nan")
+    ci = stats.quantile_test(x, q=0.0, p=0.5).confidence_interval(confidence_level=level)  # q: the test's, unused
+    if math.isnan(ci.low) and math.isnan(ci.high):
+        return -math.inf, math.inf
+    return float(ci.low), float(ci.high)
+
+
 def _resample(arm: Arm, rng: np.random.Generator) -> Arm:
     i = rng.integers(0, len(arm.times), len(arm.times))
     return Arm(arm.times[i], arm.censored[i])
@@ -640,17 +653,18 @@ def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: st
                          paper: str = "", n_boot: int = 2000, seed: int = 0, paper_n: int | None = None) -> Verdict:
     """Claim 3: patching a few heads recovers most of the gap between the old and the new
     model. `recovery` is the fraction recovered, one value per seed (the unit). reproduced: the
-    bootstrap interval of the median lies at or above `most`; not reproduced: below it;
-    inconclusive otherwise or with nothing patched (needs the paper profile where its `paper_n`
-    seeds would decide the interval, `undecided`)."""
+    median's interval lies at or above `most`; not reproduced: below it; inconclusive otherwise
+    or with nothing patched (needs the paper profile where its `paper_n` seeds would decide the
+    interval, `undecided`). The seeds are independent, so the interval is the exact one from
+    order statistics (`median_order_interval`; a percentile bootstrap of a median of a few
+    values is too narrow). `n_boot` and `seed` are accepted for the callers' common arguments."""
     r = np.asarray([x for x in recovery if np.isfinite(x)], dtype=float)
     if r.size == 0:
         return Verdict(claim=claim, statement=statement, paper=paper, statistic="median fraction of the gap recovered",
                        estimate=float("nan"), interval=(float("nan"), float("nan")), n=0, censored=0,
                        detectable="n/a", verdict="inconclusive",
                        reason="no capability emerged between two checkpoints: nothing to patch")
-    rng = np.random.default_rng(seed)
-    lo, hi = _percentiles(np.median(rng.choice(r, size=(n_boot, r.size)), axis=1), 1 - alpha)
+    lo, hi = median_order_interval(r, 1 - alpha)
     est = float(np.median(r))
     common = dict(claim=claim, statement=statement, paper=paper, statistic="median fraction of the gap recovered",
                   estimate=est, interval=(lo, hi), n=int(r.size), censored=0,
@@ -1200,19 +1214,6 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     if p_after < alpha:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the loss moves first")
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
-
-
-def median_order_interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    """Distribution-free interval for a median from order statistics, the sign test inverted
-    (scipy.stats.quantile_test's): [x_(k), x_(n-k+1)]; (-inf, inf) where there are too few
-    values for any order statistic to reach the level (at 0.9, fewer than 5)."""
-    x = np.asarray(values, float)
-    if not x.size:
-        return float("nan"), float("nan")
-    ci = stats.quantile_test(x, q=0.0, p=0.5).confidence_interval(confidence_level=level)  # q: the test's, unused
-    if math.isnan(ci.low) and math.isnan(ci.high):
-        return -math.inf, math.inf
-    return float(ci.low), float(ci.high)
 
 
 def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_intervals: float,

@@ -431,6 +431,11 @@ def test_gap_recovery_holds_fails_and_cannot_be_decided():
     assert recovers_most_of_gap([0.1, 0.2, 0.15, 0.3, 0.05, 0.25], **kw).verdict == "not reproduced"
     assert recovers_most_of_gap([0.2, 0.9, 0.4, 0.7], **kw).verdict == "inconclusive"
     assert recovers_most_of_gap([], **kw).verdict == "inconclusive"
+    # the seeds' median by order statistics (scipy's interval); four seeds can never decide it
+    seeds = [0.55, 0.6, 0.52, 0.9, 0.7, 0.45, 0.8, 0.65]
+    ci = stats.quantile_test(seeds, q=0.5, p=0.5).confidence_interval(confidence_level=1 - ALPHA)
+    assert recovers_most_of_gap(seeds, **kw).interval == (ci.low, ci.high) == (0.52, 0.8)
+    assert recovers_most_of_gap([0.9] * 4, **kw).verdict == "inconclusive"
 
 
 def test_head_sharpening_against_the_other_heads():
