@@ -19,8 +19,8 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from emergence.survival import (LogRank, bootstrap_rows_km_median, censored_normal_fit, km_median, km_median_of_rows,
-                                 km_quantile, logrank, seed_permutation_logrank, stratified_logrank)
+from emergence.survival import (LogRank, censored_normal_fit, km_median, km_quantile, logrank,
+                                 seed_permutation_logrank, stratified_logrank)
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "needs the paper profile")
 POWER = 0.8  # the power at which `detectable` is stated
@@ -451,30 +451,62 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
+def row_median_bounds(values: np.ndarray, censored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's median where some of its entries are censored lower bounds, as the two order
+    statistics that bracket it: the lower median (the ceil(m/2)-th smallest of its m finite
+    entries, censored ones at their bound) and the upper median (the (floor(m/2)+1)-th, censored
+    ones at inf). Equal for odd m without censoring. Rows without a finite entry are left out;
+    returns (lower, upper), one entry a kept row."""
+    v, c = np.atleast_2d(np.asarray(values, float)), np.atleast_2d(np.asarray(censored, bool))
+    lower, upper = [], []
+    for row, cen in zip(v, c):
+        keep = np.isfinite(row)
+        m = int(keep.sum())
+        if m:
+            lower.append(np.sort(row[keep])[(m - 1) // 2])
+            upper.append(np.sort(np.where(cen[keep], np.inf, row[keep]))[m // 2])
+    return np.array(lower, float), np.array(upper, float)
+
+
 def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, statement: str, max_ratio: float,
                      alpha: float, paper: str = "", resolution: np.ndarray | None = None, n_boot: int = 2000,
                      seed: int = 0, paper_n: int | None = None) -> Verdict:
-    """Claim 1: each capability emerges abruptly. `ratio[seed, unit]` is a unit's jump width
+    """Claim 1: each capability emerges abruptly. `ratio[run, unit]` is a unit's jump width
     (plateau end to solved) over its emergence step; a unit that left the plateau but never
     solved carries (budget - plateau end) / emergence step, censored (a lower bound); NaN where
-    the unit never left the plateau (no jump to measure). The statistic is the Kaplan-Meier
-    median of the ratio over all units (censored ones included), its interval from resampling
-    seeds. reproduced: the interval's upper end below max_ratio; not reproduced: its lower end
-    at or above; inconclusive otherwise, when no unit finished its jump, or when the evaluation
-    grid cannot show an abrupt jump: `resolution[seed, unit]` is the smallest ratio the grid
-    can measure (one evaluation interval over the emergence step), and a median of it at or
-    above max_ratio leaves the rule nothing to decide. An interval straddling max_ratio needs
-    the paper profile where its `paper_n` rows would decide it (`undecided`)."""
+    the unit never left the plateau (no jump to measure). The run is the unit of the test (its
+    units share one model): each run's median ratio, and the statistic the median over runs, its
+    interval from order statistics (`median_order_interval`, the sign test over runs inverted).
+    A run's median is bracketed by `row_median_bounds`, so a tie between a run's two middle
+    units, or a censored unit at its middle, counts against whichever verdict is being tested:
+    the lower end comes from the runs' lower medians, the upper from their upper medians.
+    reproduced: the upper end below max_ratio; not reproduced: the lower end at or above;
+    inconclusive otherwise, when no unit finished its jump, when fewer runs have a jump than the
+    sign test needs (5 at alpha 0.1), or when the evaluation grid cannot show an abrupt jump:
+    `resolution[run, unit]` is the smallest ratio the grid can measure (one evaluation interval
+    over the emergence step), and a median of it at or above max_ratio leaves the rule nothing
+    to decide. An interval straddling max_ratio needs the paper profile where its `paper_n` runs
+    would decide it (`undecided`).
+    Pilot (1,000 draws a row, alpha 0.1, lognormal ratios with a log-sd of 0.5, a run's share of
+    the variance 0 or 0.5, rows x units 5 x 4, 15 x 4 and 8 x 16): at a true median of exactly
+    max_ratio "reproduced" / "not" 0-1.7% / 0-2.0% (nominal 5% each way), up to 4.6% "not"
+    with ratios read off a grid of 6-20 evaluations to emergence; power at half or twice the
+    threshold 67-82% at 5 x 4, 98-100% at 15 x 4 and 8 x 16, 28-86% with 15% censored, 10%
+    missing and the grid. The seed bootstrap of the pooled Kaplan-Meier median it replaced
+    said "reproduced" at the threshold in 10.5-11.7% of draws at 15 x 4, 15-20% at 5 x 4.
+    `n_boot` and `seed` are accepted for the callers' common arguments; nothing is drawn."""
     r, c = np.atleast_2d(np.asarray(ratio, float)), np.atleast_2d(np.asarray(censored, bool))
     valid = np.isfinite(r)
-    est = km_median_of_rows(r, c)
-    lo, hi = bootstrap_rows_km_median(r, c, n_boot, 1 - alpha, seed)
+    lower, upper = row_median_bounds(r, c)
+    est = _median_keeping_inf(np.array([np.median(row[np.isfinite(row)]) for row in r if np.isfinite(row).any()]))
+    lo, hi = median_order_interval(lower, 1 - alpha)[0], median_order_interval(upper, 1 - alpha)[1]
     events = int((valid & ~c).sum())
+    runs = len(lower)
     common = dict(claim=claim, statement=statement, paper=paper,
-                  statistic="KM median over units of jump width / emergence step", estimate=est, interval=(lo, hi),
-                  n=len(r), n_of="runs", censored=int((valid & c).sum()), censored_of=int(valid.sum()),
+                  statistic="median over runs of each run's median jump width / emergence step", estimate=est,
+                  interval=(lo, hi), n=runs, n_of="runs", censored=int((valid & c).sum()), censored_of=int(valid.sum()),
                   observations="units", detectable=f"a median ratio below {max_ratio:g} once the interval excludes it "
-                             f"({events} completed jumps)")
+                             f"({events} completed jumps over {runs} runs)")
     if events == 0:
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit completed its jump within the budget: a longer budget decides")
@@ -485,13 +517,18 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
                            reason=f"median ratio {_fmt_ratio(est)}, but one evaluation interval is already a median "
                                   f"{floor:.3g} of the emergence step (abrupt below {max_ratio:g}): denser "
                                   "evaluations around the jumps decide")
-    detail = (f"median ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] over {int(valid.sum())} units "
-              f"(abrupt below {max_ratio:g})")
+    detail = (f"median ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] over {runs} runs' "
+              f"{int(valid.sum())} units (abrupt below {max_ratio:g})")
     if hi < max_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if lo >= max_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail)
-    verdict, tail = _more_seeds(est, (lo, hi), max_ratio, len(r), alpha, log=True, unit="runs", paper_n=paper_n)
+    if not (math.isfinite(lo) or math.isfinite(hi)):
+        fewest = math.ceil(math.log(alpha / 2) / math.log(0.5))
+        return Verdict(**common, verdict="inconclusive",
+                       reason=detail + f": {runs} runs with a jump, and a sign test over runs needs at least {fewest} "
+                                       f"to decide at alpha {alpha:g}: more runs decide")
+    verdict, tail = _more_seeds(est, (lo, hi), max_ratio, runs, alpha, log=True, unit="runs", paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 

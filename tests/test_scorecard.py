@@ -229,7 +229,7 @@ def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
     """Every jump takes ~0.28 of its emergence step: not abrupt at 0.25, abrupt at 0.25 x 1.25;
     a threshold the rule does not read changes nothing; a fraction is not moved past 1."""
     monkeypatch.setattr(sc, "SECTIONS", (("toy", abrupt_rule, ("x",)),))
-    results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.27, 0.29, 12).reshape(4, 3))})}
+    results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.27, 0.29, 12).reshape(6, 2))})}
     claims = dict(context().c, abrupt_ratio=0.25, most_of_gap=0.9, sensitivity_factor=1.25)
     rows = [{"id": key, "claim": v.claim, "verdict": v.verdict}
             for _, key, v in sc.rule_verdicts(results, sc.Context(claims, PAPER))]
@@ -254,7 +254,7 @@ def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_decidin
                                    verdict="reproduced" if ratio >= ctx.c["growth_ratio"] else "not reproduced"))]
 
     monkeypatch.setattr(sc, "SECTIONS", (("toy", abrupt_rule, ("x",)), ("grow", growth_rule, ("x",))))
-    results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.19, 0.21, 12).reshape(4, 3))})}
+    results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.19, 0.21, 12).reshape(6, 2))})}
     claims = dict(context().c, abrupt_ratio=0.25, growth_ratio=1.8, sensitivity_factor=1.25)
     base = sc.rule_verdicts(results, sc.Context(claims, PAPER))
     rows = [{"id": key, "claim": v.claim, "verdict": v.verdict} for _, key, v in base]
