@@ -28,6 +28,30 @@ def test_no_rise_leaves_the_metric_question_open():
     assert jump_survives_continuous_metrics(straddles, max_factor=2, **COMMON).verdict == "inconclusive"
 
 
+def test_the_metric_rule_reads_seeds_and_is_the_sign_test_over_their_medians():
+    from scipy import stats
+
+    ratio = RNG.uniform(1, 3, (9, 5))  # odd units per seed: a seed's median is its middle unit
+    v = jump_survives_continuous_metrics(ratio, max_factor=2, **COMMON)
+    ci = stats.quantile_test(np.median(ratio, 1), q=0, p=0.5).confidence_interval(confidence_level=0.9)
+    assert v.interval == (ci.low, ci.high) and v.n == 9 and v.estimate == np.median(np.median(ratio, 1))
+    # four seeds cannot decide a sign test at alpha 0.1, however sharp their 30 units each
+    few = jump_survives_continuous_metrics(np.full((4, 30), 1.1), max_factor=2, **COMMON)
+    assert few.verdict == "inconclusive" and "needs at least 5" in few.reason
+
+
+@pytest.mark.parametrize("shared", [0.0, 0.5])
+def test_the_metric_rule_is_calibrated_at_its_threshold(shared):
+    """A true median width ratio of exactly max_factor, 5 seeds x 12 units (the language models'
+    shape): each wrong verdict under the nominal 5% (the pilot's 1,000 draws: at most 2.9%)."""
+    rng = np.random.default_rng(5)
+    verdicts = []
+    for _ in range(200):
+        z = np.sqrt(shared) * rng.standard_normal((5, 1)) + np.sqrt(1 - shared) * rng.standard_normal((5, 12))
+        verdicts.append(jump_survives_continuous_metrics(2 * np.exp(0.5 * z), max_factor=2, **COMMON).verdict)
+    assert verdicts.count("reproduced") <= 10 and verdicts.count("not reproduced") <= 10
+
+
 def test_sharp_jumps_at_scattered_times_are_random_across_seeds():
     midpoint = 7 + 0.6 * RNG.standard_normal((8, 16))
     v = sharp_within_random_across(midpoint, np.zeros((8, 16), bool), np.full((8, 16), 0.05), min_ratio=1,
