@@ -425,7 +425,8 @@ claims_section("09_mirage")
 
 # %%
 md("""The metric rule asks whether a continuous metric rises at most `claims.metric_factor` times as wide as
-greedy accuracy (median over units, seeds resampled for the interval); the randomness rule whether the
+greedy accuracy (each seed's median over its units, then the median over seeds, its interval a sign test
+over seeds); the randomness rule whether the
 across-seed interquartile range of a unit's rise midpoint exceeds the median within-run rise width times
 `claims.random_ratio` (Kaplan-Meier quartiles, so seeds that never rose stay in; the interval from runs
 simulated with the threshold's spread, since the quartiles of a few seeds understate it); the precursor rule whether
