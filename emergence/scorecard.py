@@ -556,7 +556,9 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             out.append((f"mirage-resolution-{key}", vd.jump_not_a_resolution_artefact(
                 _by_seed([x if x.ndim > 1 else x[:, None] for x in shifts]),
                 claim=f"1 ({label}, resolution{', whole answer' if level == 'whole' else ''})",
-                max_intervals=c["resolution_intervals"], subsample=smallest,
+                max_intervals=c["resolution_intervals"], subsample=smallest, trained=sum(x.size for x in shifts),
+                budget=max(float(ds.attrs["budget_step"]) for ds in sets),
+                paper_budget=ctx.paper_budget(f"mirage-resolution-{key}"),
                 paper_n=ctx.paper_n(f"mirage-resolution-{key}"), **mine, **ctx.common(f"mirage-resolution-{key}"))))
     if "language_models" in mirage:
         ds = mirage["language_models"]

@@ -159,6 +159,31 @@ def test_the_resolution_rule_counts_seeds_not_runs():
     assert jump_not_a_resolution_artefact(np.full((5, 3), 3.0), **common).verdict == "not reproduced"
 
 
+def test_runs_that_never_emerge_within_the_budget_say_so_and_whether_the_paper_profile_would_decide():
+    shift = np.full((20, 9), np.nan)
+    shift[0, :3], shift[1, :2] = [0.95, 1, 2.05], [1, np.inf]   # 5 of 180 runs emerged, in 2 seeds
+    kw = dict(subsample=16, max_intervals=1, trained=180, budget=1000, **COMMON)
+    v = jump_not_a_resolution_artefact(shift, paper_budget=10_000, paper_n=64, **kw)
+    assert v.verdict == "needs the paper profile" and "5 of 180 runs emerged within 1,000 steps" in v.reason
+    assert "trains 10,000 steps" in v.reason and v.n == 2
+    # a paper profile with too few seeds for the sign test would not decide it either
+    assert jump_not_a_resolution_artefact(shift, paper_budget=10_000, paper_n=3, **kw).verdict == "inconclusive"
+    # nor would a budget no longer than this one's
+    same = jump_not_a_resolution_artefact(shift, paper_budget=1000, paper_n=64, **kw)
+    assert same.verdict == "inconclusive" and "needs at least 5" in same.reason
+
+
+def test_a_seeds_tied_middle_runs_count_against_the_verdict_being_tested():
+    # every seed has two runs sharp (1 interval) and two not (2): its median is anywhere in [1, 2]
+    tied = jump_not_a_resolution_artefact(np.tile([1.0, 1.0, 2.0, 2.0], (12, 1)), subsample=16, max_intervals=1,
+                                          **COMMON)
+    assert tied.interval == (1.0, 2.0) and tied.verdict == "inconclusive"
+    # with three sharp runs of four each seed's median is 1 either way
+    sharp = jump_not_a_resolution_artefact(np.tile([1.0, 1.0, 1.0, 2.0], (12, 1)), subsample=16, max_intervals=1,
+                                           **COMMON)
+    assert sharp.interval == (1.0, 1.0) and sharp.verdict == "reproduced"
+
+
 def test_the_median_interval_is_scipys_and_covers_the_median_at_its_level():
     from scipy import stats
     from emergence.verdicts import median_order_interval
