@@ -325,6 +325,23 @@ def lm_jump_ratio(steps: np.ndarray, accuracy: np.ndarray, new_step: float, cens
     return (end - start) / end, False, floor
 
 
+def capability_abruptness(jumps: np.ndarray, caps: list[str], ctx: Context) -> Verdict:
+    """Claim 1, "each capability emerges abruptly", on `jumps[run, capability, (ratio, censored,
+    grid floor)]` (`lm_jump_ratio`): one part a capability, its runs the units, since the
+    capabilities are different tasks and a pooled median would let one stand for another; the
+    parts combined by `most_of` over those that decide, as claim 1's seed-dependence is."""
+    c = ctx.c
+    parts = [vd.jumps_are_abrupt(jumps[:, [j], 0], jumps[:, [j], 1].astype(bool), claim=f"1 ({cap}, abrupt)",
+                                 statement="", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
+                                 resolution=jumps[:, [j], 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"))
+             for j, cap in enumerate(caps)]
+    decided = [p for p in parts if p.verdict not in ("inconclusive", "needs the paper profile")]
+    v = vd.most_of(decided or parts, claim="1 (language models, abrupt)", **ctx.common("lm-abrupt"))
+    return replace(v, reason=v.reason + f" (of {len(parts)} capabilities, {len(parts) - len(decided)} undecidable and "
+                                        "left out): " + "; ".join(f"{cap}: {p.verdict}, {p.reason}"
+                                                                  for cap, p in zip(caps, parts)))
+
+
 def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
     c, out = ctx.c, []
     models = [str(s) for s in probes["size"].values]
@@ -343,10 +360,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                      float(probes.sel(size=size, capability=cap)["bracket_new_step"].values[k]),
                                      bool(probes.sel(size=size, capability=cap)["bracket_censored"].values[k]))
                        for cap in caps] for size in sizes for k in range(probes.sizes["seed"])])
-    out.append(("lm-abrupt", vd.jumps_are_abrupt(
-        jumps[..., 0], jumps[..., 1].astype(bool), claim="1 (language models, abrupt)", max_ratio=c["abrupt_ratio"],
-        alpha=c["alpha"], resolution=jumps[..., 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"),
-        **ctx.common("lm-abrupt"))))
+    out.append(("lm-abrupt", capability_abruptness(jumps, caps, ctx)))
     parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
                                         min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], budget=budget,
                                         n_boot=c["n_boot"],

@@ -83,6 +83,22 @@ def test_lm_jump_is_measured_from_the_runs_own_plateau():
     assert math.isnan(sc.lm_jump_ratio(steps, flat, 1000, True)[0])
 
 
+def test_each_capability_is_its_own_part_of_the_abruptness_claim():
+    rng = np.random.default_rng(0)
+    runs = 15
+    abrupt_cap = np.stack([rng.uniform(0.02, 0.12, runs), np.zeros(runs), np.full(runs, 0.02)], -1)
+    slow_cap = np.stack([rng.uniform(0.35, 0.7, runs), np.zeros(runs), np.full(runs, 0.02)], -1)
+    ctx = context()
+    both = sc.capability_abruptness(np.stack([abrupt_cap, slow_cap], 1), ["spans", "patterns"], ctx)
+    # pooled, the two would meet near the threshold; as parts one holds and one fails
+    assert both.verdict == "partly" and "spans: reproduced" in both.reason and "patterns: not reproduced" in both.reason
+    assert sc.capability_abruptness(np.stack([abrupt_cap, abrupt_cap], 1), ["a", "b"], ctx).verdict == "reproduced"
+    # a capability no run of which jumped decides nothing and is left out
+    none = np.stack([np.full(runs, np.nan), np.zeros(runs), np.full(runs, 0.02)], -1)
+    left = sc.capability_abruptness(np.stack([slow_cap, none], 1), ["patterns", "digits"], ctx)
+    assert left.verdict == "not reproduced" and "1 undecidable and left out" in left.reason
+
+
 def test_scorecard_json_is_plain_and_stable():
     rows = [{"id": "x", "estimate": math.inf, "interval": [0.1234567891, math.nan], "verdict": "inconclusive",
              "n": np.int64(3)}]

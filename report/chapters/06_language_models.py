@@ -332,8 +332,8 @@ greedy accuracy on the held-out prompts reaches {solved_acc} (at most
 unsolved checkpoints, so IOI's either-name stage is plateau, not jump); where one checkpoint interval is
 already as wide as the abruptness threshold, the grid cannot decide and the verdict says so. Capabilities
 measured on the same seeds are not independent: the size and pre-pretraining tests reassign whole seeds
-(a permutation test), the abruptness rule takes each run's median over its capabilities (a sign test over
-runs), and the patching and sharpening statistics take one value per seed. Patching runs
+(a permutation test), the abruptness rule tests each capability on its own (a sign test over runs; the claim
+combines them), and the patching and sharpening statistics take one value per seed. Patching runs
 across the jump (from the checkpoint where it starts to the first solved one) and its recovery is read
 beside the ceiling of patching every head at once. The pre-pretraining claim holds if either structured
 task speeds emergence up against the from-scratch model, each tested at half the level; the control row
