@@ -329,17 +329,15 @@ def capability_abruptness(jumps: np.ndarray, caps: list[str], ctx: Context) -> V
     """Claim 1, "each capability emerges abruptly", on `jumps[run, capability, (ratio, censored,
     grid floor)]` (`lm_jump_ratio`): one part a capability, its runs the units, since the
     capabilities are different tasks and a pooled median would let one stand for another; the
-    parts combined by `most_of` over those that decide, as claim 1's seed-dependence is."""
+    parts combined by `most_of`, as claim 1's seed-dependence is."""
     c = ctx.c
     parts = [vd.jumps_are_abrupt(jumps[:, [j], 0], jumps[:, [j], 1].astype(bool), claim=f"1 ({cap}, abrupt)",
                                  statement="", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
                                  resolution=jumps[:, [j], 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"))
              for j, cap in enumerate(caps)]
-    decided = [p for p in parts if p.verdict not in ("inconclusive", "needs the paper profile")]
-    v = vd.most_of(decided or parts, claim="1 (language models, abrupt)", **ctx.common("lm-abrupt"))
-    return replace(v, reason=v.reason + f" (of {len(parts)} capabilities, {len(parts) - len(decided)} undecidable and "
-                                        "left out): " + "; ".join(f"{cap}: {p.verdict}, {p.reason}"
-                                                                  for cap, p in zip(caps, parts)))
+    v = vd.most_of(parts, claim="1 (language models, abrupt)", **ctx.common("lm-abrupt"))
+    return replace(v, reason=v.reason + " (capabilities): " + "; ".join(f"{cap}: {p.verdict}, {p.reason}"
+                                                                        for cap, p in zip(caps, parts)))
 
 
 def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
@@ -366,10 +364,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                         n_boot=c["n_boot"],
                                         paper_n=ctx.paper_n("lm-random-times"))
              for size in sizes for cap in caps]
-    decided = [p for p in parts if p.verdict not in ("inconclusive", "needs the paper profile")]
-    v = vd.most_of(decided or parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
-    out.append(("lm-random-times", replace(v, reason=v.reason + f" (of {len(parts)} size x capability pairs, "
-                                                               f"{len(parts) - len(decided)} undecidable and left out)")))
+    v = vd.most_of(parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
+    out.append(("lm-random-times", replace(v, reason=v.reason + " (size x capability pairs)")))
     if len(sizes) >= 2:
         out.append(("lm-size", vd.earlier(
             [(cap, times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps], claim="1 (language models, size)",

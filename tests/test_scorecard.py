@@ -93,10 +93,13 @@ def test_each_capability_is_its_own_part_of_the_abruptness_claim():
     # pooled, the two would meet near the threshold; as parts one holds and one fails
     assert both.verdict == "partly" and "spans: reproduced" in both.reason and "patterns: not reproduced" in both.reason
     assert sc.capability_abruptness(np.stack([abrupt_cap, abrupt_cap], 1), ["a", "b"], ctx).verdict == "reproduced"
-    # a capability no run of which jumped decides nothing and is left out
+    # a capability no run of which jumped decides nothing, but stays a part of the claim: one
+    # slow capability beside three undecided ones is no majority
     none = np.stack([np.full(runs, np.nan), np.zeros(runs), np.full(runs, 0.02)], -1)
-    left = sc.capability_abruptness(np.stack([slow_cap, none], 1), ["patterns", "digits"], ctx)
-    assert left.verdict == "not reproduced" and "1 undecidable and left out" in left.reason
+    assert sc.capability_abruptness(np.stack([slow_cap, none, none, none], 1), list("abcd"),
+                                    ctx).verdict == "inconclusive"
+    assert sc.capability_abruptness(np.stack([slow_cap, slow_cap, slow_cap, none], 1), list("abcd"),
+                                    ctx).verdict == "not reproduced"
 
 
 def test_scorecard_json_is_plain_and_stable():
