@@ -494,8 +494,22 @@ def test_most_of_counts_parts():
     kw = dict(claim="8", statement="mostly")
     assert most_of([part("reproduced")] * 2 + [part("not reproduced")], **kw).verdict == "reproduced"
     assert most_of([part("not reproduced")] * 2 + [part("reproduced")], **kw).verdict == "not reproduced"
-    assert most_of([part("reproduced"), part("inconclusive"), part("not reproduced")], **kw).verdict == "partly"
+    assert most_of([part("reproduced"), part("not reproduced")], **kw).verdict == "partly"
+    assert most_of([part("reproduced")] * 2 + [part("not reproduced")] * 2, **kw).verdict == "partly"
     assert most_of([part("inconclusive")] * 3, **kw).verdict == "inconclusive"
+    # undecided parts that could still tip a majority leave the claim undecided, whichever way
+    # the decided ones lean
+    open_one = most_of([part("reproduced"), part("inconclusive"), part("not reproduced")], **kw)
+    assert open_one.verdict == "inconclusive" and "could still make a majority" in open_one.reason
+    assert most_of([part("reproduced")] * 2 + [part("not reproduced")] * 6 + [part("inconclusive")] * 4,
+                   **kw).verdict == "inconclusive"
+    assert most_of([part("reproduced"), part("not reproduced"), part("needs the paper profile")],
+                   **kw).verdict == "needs the paper profile"
+    # one undecided part among five that cannot tip it: two each way is settled as partly
+    assert most_of([part("reproduced")] * 2 + [part("not reproduced")] * 2 + [part("partly")],
+                   **kw).verdict == "partly"
+    assert most_of([part("reproduced")] * 2 + [part("not reproduced")] * 2 + [part("partly"), part("inconclusive")],
+                   **kw).verdict == "partly"
 
 
 # --- final loss at the budget (claims 6, 7: the paper's Fig 5) -----------------------------------
