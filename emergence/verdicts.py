@@ -787,7 +787,11 @@ def most_of(parts: Sequence[Verdict], *, claim: str, statement: str, paper: str 
     elif 2 * (count["reproduced"] + open_parts) > n or 2 * (count["not reproduced"] + open_parts) > n:
         verdict = ("needs the paper profile" if open_parts and count["needs the paper profile"] == open_parts
                    else "inconclusive")
-        reason += ": the undecided parts could still make a majority either way" if open_parts < n else ""
+        if open_parts < n:
+            majority = n // 2 + 1
+            ways = [f"{majority - count[v]} more {v} would make it {v}" for v in ("reproduced", "not reproduced")
+                    if 0 < majority - count[v] <= open_parts]
+            reason += f": {open_parts} undecided parts could still make a majority ({'; '.join(ways)})"
     elif count["reproduced"] or count["partly"]:
         verdict = "partly"
     else:

@@ -501,6 +501,9 @@ def test_most_of_counts_parts():
     # the decided ones lean
     open_one = most_of([part("reproduced"), part("inconclusive"), part("not reproduced")], **kw)
     assert open_one.verdict == "inconclusive" and "could still make a majority" in open_one.reason
+    assert "1 more reproduced would make it reproduced; 1 more not reproduced" in open_one.reason
+    leaning = most_of([part("reproduced")] * 2 + [part("not reproduced")] * 6 + [part("inconclusive")] * 4, **kw)
+    assert leaning.reason.endswith("(1 more not reproduced would make it not reproduced)")
     assert most_of([part("reproduced")] * 2 + [part("not reproduced")] * 6 + [part("inconclusive")] * 4,
                    **kw).verdict == "inconclusive"
     assert most_of([part("reproduced"), part("not reproduced"), part("needs the paper profile")],
