@@ -211,11 +211,19 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     over strata of KM median(b) / KM median(a), with a bootstrap interval. Its n counts runs (each
     arm's seeds, an arm shared by strata once); with shared seeds, its censoring counts (run,
     `stratum`) pairs.
-    reproduced: p < alpha and the ratio >= min_ratio; partly: p < alpha but the ratio below it
-    (the direction holds, the size does not); not reproduced: otherwise, b significantly
-    earlier (p > 1 - alpha) or the ratio's whole interval below min_ratio; needs the paper profile: no event in a comparable risk set and a budget shorter
-    than the paper's, or seeds per arm beyond this run's that the paper profile's `paper_n` would
-    reach (`undecided`); inconclusive otherwise, with what would decide it."""
+    A factor asked for (`min_ratio` > 1: "b takes at least twice as long") is tested the same
+    way with b's times divided by it (an accelerated-time reading: b / min_ratio still later
+    than a means the ratio exceeds min_ratio; censored times scale with their budget).
+    reproduced: p < alpha and, where a factor is asked, its test too; partly: p < alpha but the
+    ratio significantly below the factor (the direction holds, the size does not); not
+    reproduced: b significantly earlier (p > 1 - alpha), or, where a factor is asked, the ratio
+    significantly below it while the direction is not shown; needs the paper profile: no event
+    in a comparable risk set and a budget shorter than the paper's, or seeds per arm beyond this
+    run's that the paper profile's `paper_n` would reach (`undecided`); inconclusive otherwise,
+    with what would decide it. Pilot of the factor (400 draws a row, lognormal times, a true
+    ratio of exactly 2 asked as 2, 4 / 8 / 12 seeds an arm, with and without a budget): the
+    point estimate's reading that stood here said "reproduced" in 44-52%; the scaled test in
+    9.5-13.2% (nominal 10%, one-sided); power at a true 4: 68-73 / 89-91 / 96.5%."""
     if not strata:
         raise ValueError(f"{claim}: no stratum to compare")
     pairs = [(a, b) for _, a, b in strata]
@@ -223,24 +231,23 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
         sizes = {(len(a.times), len(b.times)) for a, b in pairs}
         if len(sizes) != 1:
             raise ValueError(f"{claim}: shared seeds need the same seeds in every stratum")
-        stack = lambda arms, attr: np.stack([getattr(x, attr) for x in arms], axis=1)  # noqa: E731
-        arrays = [stack([pair[i] for pair in pairs], attr) for i in (0, 1) for attr in ("times", "censored")]
-        n_a, n = len(pairs[0][0].times), len(pairs[0][0].times) + len(pairs[0][1].times)
-        test: LogRank
-        test, _ = settled_permutation(lambda draws: seed_permutation_logrank(*arrays, n_perm=draws),
-                                      math.comb(n, n_a), n_perm, alpha, p_of=lambda r: r.p_a_earlier)
+        n = len(pairs[0][0].times) + len(pairs[0][1].times)
         counts = dict(n=n, censored=sum(int(a.censored.sum() + b.censored.sum()) for a, b in pairs),
                       censored_of=len(pairs) * n, observations=f"(run, {stratum}) pairs")
     else:
-        test = stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
         arms = list({id(x): x for pair in pairs for x in pair}.values())
         counts = dict(n=sum(len(x.times) for x in arms), censored=sum(int(x.censored.sum()) for x in arms))
+    test = _earlier_test(pairs, shared_seeds, n_perm, alpha)
+    size = (_earlier_test([(a, Arm(b.times / min_ratio, b.censored)) for a, b in pairs], shared_seeds, n_perm, alpha)
+            if min_ratio > 1 else None)
     ratio = _median_ratio(pairs)
     lo, hi = strata_ratio_interval(pairs, 1 - alpha, n_boot, shared_seeds=shared_seeds)
-    # "the ratio is below what was asked" must hold for the upper middle stratum too, so that
-    # strata pulling in opposite directions are undecided rather than refuted
-    hi_upper = hi if len(pairs) % 2 else strata_ratio_interval(pairs, 1 - alpha, n_boot, upper=True,
-                                                                 shared_seeds=shared_seeds)[1]
+    if size is None:
+        # no factor asked: the effect must agree in direction with the test ("reproduced"), and
+        # "the ratio is below 1" must hold for the upper middle stratum too, so that strata
+        # pulling in opposite directions are undecided rather than refuted
+        hi_upper = hi if len(pairs) % 2 else strata_ratio_interval(pairs, 1 - alpha, n_boot, upper=True,
+                                                                     shared_seeds=shared_seeds)[1]
     hr = detectable_hazard_ratio(test.events, alpha)
     medians = "; ".join(f"{label}: {_fmt(a.median)} vs {_fmt(b.median)}" for label, a, b in strata)
     common = dict(claim=claim, statement=statement, paper=paper, statistic=statistic, estimate=ratio,
@@ -257,24 +264,43 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
                        reason=f"no seed had the event in either arm within the budget: a longer budget decides "
                               f"(KM medians {medians})")
     p = test.p_a_earlier
+    p_size = float("nan") if size is None or not size.decidable else size.p_a_earlier
     detail = (f"KM medians {medians}; ratio {_fmt_ratio(ratio)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}]"
-              + (f" against {min_ratio:g} asked" if min_ratio > 1 else "")
               + f"; {'seed-permutation ' if shared_seeds else ''}log-rank p = {p:.3g}"
-              + (f" ({test.permutations:,} permutations)" if test.permutations > n_perm else ""))
-    if p < alpha and ratio >= min_ratio:
+              + (f" ({test.permutations:,} permutations)" if test.permutations > n_perm else "")
+              + (f"; at least {min_ratio:g} times later (log-rank of the later arm's times / {min_ratio:g}) "
+                 f"p = {p_size:.3g}" if size is not None else ""))
+    holds, short, refuted = ((ratio >= 1, True, hi_upper < 1) if size is None else
+                             (p_size < alpha, p_size > 1 - alpha, p_size > 1 - alpha))
+    if p < alpha and holds:
         return Verdict(**common, verdict="reproduced", reason=detail)
-    if p < alpha:
+    if p < alpha and short:
         return Verdict(**common, verdict="partly", reason=detail + ": earlier, by less than the factor asked")
-    if p > 1 - alpha or hi_upper < min_ratio:
+    if p > 1 - alpha or refuted:
         return Verdict(**common, verdict="not reproduced", reason=detail)
     observed = sum(len(a.times) + len(b.times) for a, b in pairs)  # each stratum's risk set
-    need = seeds_to_decide(ratio, test.events / observed, alpha)
+    # the comparison left open: the direction's, or where that holds, the factor's
+    facing = ratio / min_ratio if p < alpha else ratio
+    need = seeds_to_decide(facing, test.events / observed, alpha)
     per_arm = min(min(len(a.times), len(b.times)) for a, b in pairs)
     return Verdict(**common, verdict=undecided(need, per_arm, paper_n),
                    reason=detail + f": more seeds decide (this n detects hazard ratios from {hr:.3g}"
                           + (f"; at the observed ratio ~{need:,.0f} seeds per arm would, at {POWER:.0%} power; "
                              f"this run has {per_arm}{_and_paper_profile(paper_n)}" if math.isfinite(need) else "") + ")"
                           + (" or a longer budget" if short and counts["censored"] else ""))
+
+
+def _earlier_test(pairs: Sequence[tuple[Arm, Arm]], shared_seeds: bool, n_perm: int, alpha: float) -> LogRank:
+    """`earlier`'s one-sided test that a has its event before b: the stratified log-rank, or with
+    shared seeds the seed-permutation log-rank, drawn again where its p lands near alpha."""
+    if not shared_seeds:
+        return stratified_logrank([(a.times, a.censored, b.times, b.censored) for a, b in pairs])
+    stack = lambda arms, attr: np.stack([getattr(x, attr) for x in arms], axis=1)  # noqa: E731
+    arrays = [stack([pair[i] for pair in pairs], attr) for i in (0, 1) for attr in ("times", "censored")]
+    n_a, n = len(pairs[0][0].times), len(pairs[0][0].times) + len(pairs[0][1].times)
+    test, _ = settled_permutation(lambda draws: seed_permutation_logrank(*arrays, n_perm=draws),
+                                  math.comb(n, n_a), n_perm, alpha, p_of=lambda r: r.p_a_earlier)
+    return test
 
 
 def seeds_to_decide(ratio: float, event_fraction: float, alpha: float, power: float = POWER) -> float:
