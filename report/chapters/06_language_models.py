@@ -35,7 +35,7 @@ from emergence.paper_reference import load_figures
 from emergence.patching import head_label
 from emergence.survival import km_median, km_survival
 from emergence.scorecard import lm_jump_ratio
-from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, setup_style, table
+from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
 pr = load("lm_probes")
@@ -145,6 +145,38 @@ def jump_ratios(size, cap):
     return [r for r, censored, _ in out if np.isfinite(r) and not censored]
 
 
+# %%
+#| label: fig-lm-abrupt
+#| fig-cap: "Jump width over first solved step for every from-scratch run that rose from its plateau, per capability (colour: size; open triangles: runs that rose but never solved, a lower bound at the budget), with the abruptness threshold (dashed: a capability is abrupt where its runs' median lies below it) and, grey, the smallest ratio the checkpoint grid can show for each run. Each capability is one part of the claim (the scorecard's rule: a sign test over runs)."
+threshold = float(read_scorecard()["thresholds"]["abrupt_ratio"])
+fig, ax = plt.subplots(figsize=(7, 3.2))
+for j, cap in enumerate(caps):
+    for i, size in enumerate(sizes):
+        sel = pr.sel(size=size, capability=cap)
+        for k in range(n_seed):
+            r, censored, floor = lm_jump_ratio(steps, sel["probe_accuracy"].values[k],
+                                               float(sel["bracket_new_step"].values[k]),
+                                               bool(sel["bracket_censored"].values[k]))
+            x = j + (i - (len(sizes) - 1) / 2) * 0.22 + (k - (n_seed - 1) / 2) * 0.03
+            if np.isfinite(floor):
+                ax.plot(x, floor, "_", color="0.6", ms=6)
+            if np.isfinite(r):
+                ax.plot(x, r, "^" if censored else "o", mfc="none" if censored else size_colors[size],
+                        mec=size_colors[size], ms=5)
+ax.axhline(threshold, ls="--", color="0.3", lw=1)
+ax.set_yscale("log")
+ax.yaxis.set_major_locator(plt.LogLocator(subs=(1, 2, 5)))
+ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+ax.yaxis.set_minor_formatter(plt.NullFormatter())
+ax.set_xticks(range(len(caps)), caps)
+ax.set_ylabel("jump width / solved step")
+ax.legend(handles=[plt.Line2D([], [], ls="", marker="o", color=size_colors[size], label=size) for size in sizes]
+          + [plt.Line2D([], [], ls="--", color="0.3", label=f"threshold {threshold:g}"),
+             plt.Line2D([], [], ls="", marker="_", color="0.6", label="grid's smallest")],
+          fontsize=8, frameon=False, loc="lower right", ncol=2)
+fig.tight_layout()
+
+# %%
 rows = []
 for size in models:
     for cap in caps:
