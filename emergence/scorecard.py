@@ -42,8 +42,9 @@ CHAPTERS = {
     "mirage": ("09_mirage", "fig-mirage-widths"),
 }
 # rows whose figure is not their chapter's first
-FIGURES = {"lm-abrupt": "fig-lm-abrupt", "lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching", "lm-pretraining": "fig-lm-pretraining",
-           "lm-pretraining-control": "fig-lm-pretraining", "linear-map-entropy": "fig-entropy-vs-emergence",
+FIGURES = {"lm-abrupt": "fig-lm-abrupt", "lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching",
+           "lm-pretraining": "fig-lm-pretraining", "lm-pretraining-control": "fig-lm-pretraining",
+           "linear-map-entropy": "fig-entropy-vs-emergence",
            "linear-map-random-times": "fig-emergence-spread", "mirage-random-linear-map": "fig-mirage-random",
            "mirage-random-automata": "fig-mirage-random", "mirage-random-lm": "fig-mirage-random",
            "mirage-precursor-linear-map": "fig-mirage-precursor", "mirage-precursor-automata": "fig-mirage-precursor",

@@ -495,16 +495,28 @@ def row_median_bounds(values: np.ndarray, censored: np.ndarray) -> tuple[np.ndar
     return np.array(lower, float), np.array(upper, float)
 
 
-def _median_of_row(row: np.ndarray) -> float:
-    """np.median of a row's defined entries (inf kept: a value beyond what the run could show)."""
-    return float(np.median(row[~np.isnan(row)]))
+def median_of_row_medians(values: np.ndarray, censored: np.ndarray,
+                          level: float) -> tuple[float, tuple[float, float], int]:
+    """The median over rows (seeds, runs) of each row's median, with the rows as the unit:
+    (estimate, interval, rows with a reading). The estimate takes each row's np.median (censored
+    entries at their bound, inf kept); the interval's lower end is the order-statistic interval
+    (`median_order_interval`) of the rows' lower medians, its upper end that of their upper
+    medians (`row_median_bounds`), so a row's tie or censored middle counts against either end."""
+    r = np.atleast_2d(np.asarray(values, float))
+    lower, upper = row_median_bounds(r, censored)
+    est = _median_keeping_inf(np.array([float(np.median(row[~np.isnan(row)])) for row in r if (~np.isnan(row)).any()]))
+    return est, (median_order_interval(lower, level)[0], median_order_interval(upper, level)[1]), len(lower)
+
+
+def fewest_for_sign_test(alpha: float) -> int:
+    """The fewest units a two-sided sign test at alpha can decide with (5 at 0.1)."""
+    return math.ceil(math.log(alpha / 2) / math.log(0.5))
 
 
 def _too_few_for_sign_test(n: int, alpha: float, unit: str = "seeds") -> str:
     """The reason's tail where an order-statistic interval is unbounded both ways."""
-    fewest = math.ceil(math.log(alpha / 2) / math.log(0.5))
-    return (f": {n} {unit} with a reading, and a sign test over {unit} needs at least {fewest} to decide at alpha "
-            f"{alpha:g}: more {unit} decide")
+    return (f": {n} {unit} with a reading, and a sign test over {unit} needs at least {fewest_for_sign_test(alpha)} "
+            f"to decide at alpha {alpha:g}: more {unit} decide")
 
 
 def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, statement: str, max_ratio: float,
@@ -536,11 +548,8 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
     `n_boot` and `seed` are accepted for the callers' common arguments; nothing is drawn."""
     r, c = np.atleast_2d(np.asarray(ratio, float)), np.atleast_2d(np.asarray(censored, bool))
     valid = np.isfinite(r)
-    lower, upper = row_median_bounds(r, c)
-    est = _median_keeping_inf(np.array([_median_of_row(row) for row in r if (~np.isnan(row)).any()]))
-    lo, hi = median_order_interval(lower, 1 - alpha)[0], median_order_interval(upper, 1 - alpha)[1]
+    est, (lo, hi), runs = median_of_row_medians(r, c, 1 - alpha)
     events = int((valid & ~c).sum())
-    runs = len(lower)
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic="median over runs of each run's median jump width / emergence step", estimate=est,
                   interval=(lo, hi), n=runs, n_of="runs", censored=int((valid & c).sum()), censored_of=int(valid.sum()),
@@ -1112,13 +1121,11 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     at 8 and 12. `n_boot`, `seed` and `strata` are accepted for the callers' common arguments;
     nothing is drawn, and a seed row carries every setting's units."""
     r = np.atleast_2d(np.asarray(ratio, float))
-    lower, upper = row_median_bounds(r, np.zeros(r.shape, bool))
-    est = _median_keeping_inf(np.array([_median_of_row(row) for row in r if (~np.isnan(row)).any()]))
-    lo, hi = median_order_interval(lower, 1 - alpha)[0], median_order_interval(upper, 1 - alpha)[1]
+    est, (lo, hi), seeds = median_of_row_medians(r, np.zeros(r.shape, bool), 1 - alpha)
     units = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over seeds of each seed's median rise width under {metric} / under accuracy",
-                  estimate=est, interval=(lo, hi), n=len(lower), censored=int(np.isinf(r).sum()), censored_of=units,
+                  estimate=est, interval=(lo, hi), n=seeds, censored=int(np.isinf(r).sum()), censored_of=units,
                   observations="rises", detectable=f"a median width ratio away from {max_factor:g} once the interval excludes it "
                              f"({units} rises)")
     if units == 0:
@@ -1134,8 +1141,8 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + f": under {metric} the rise is that much wider, so the jump is the metric's")
     if not (math.isfinite(lo) or math.isfinite(hi)):
-        return Verdict(**common, verdict="inconclusive", reason=detail + _too_few_for_sign_test(len(lower), alpha))
-    verdict, tail = _more_seeds(est, (lo, hi), max_factor, len(lower), alpha, log=True, paper_n=paper_n)
+        return Verdict(**common, verdict="inconclusive", reason=detail + _too_few_for_sign_test(seeds, alpha))
+    verdict, tail = _more_seeds(est, (lo, hi), max_factor, seeds, alpha, log=True, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
@@ -1351,17 +1358,15 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     twice that shift: 68% at 5 seeds, 91-93% at 8 and 12. `n_boot`, `seed` and `strata` are
     accepted for the callers' common arguments; nothing is drawn."""
     r = np.atleast_2d(np.asarray(shift, float))
-    lower, upper = row_median_bounds(r, np.zeros(r.shape, bool))
-    est = _median_keeping_inf(np.array([_median_of_row(row) for row in r if (~np.isnan(row)).any()]))
-    lo, hi = median_order_interval(lower, 1 - alpha)[0], median_order_interval(upper, 1 - alpha)[1]
-    runs, seeds = int((~np.isnan(r)).sum()), len(lower)
+    est, (lo, hi), seeds = median_of_row_medians(r, np.zeros(r.shape, bool), 1 - alpha)
+    runs = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over seeds of each seed's median emergence shift with {subsample} test examples "
                             "(evaluation intervals)",
                   estimate=est, interval=(lo, hi), n=seeds, censored=int(np.isinf(r).sum()), censored_of=runs,
                   observations="units", detectable=f"a median shift away from {max_intervals:g} intervals once the "
                                                    f"interval excludes it ({runs} runs)")
-    fewest = math.ceil(math.log(alpha / 2) / math.log(0.5))
+    fewest = fewest_for_sign_test(alpha)
     longer = budget is not None and paper_budget is not None and paper_budget > budget
     emerged = (f"{runs} of {trained:,} runs emerged within {budget:,.0f} steps" if trained and budget is not None
                else f"{runs} runs emerged within the budget")
