@@ -149,7 +149,7 @@ def jump_ratios(size, cap):
 #| label: fig-lm-abrupt
 #| fig-cap: "Jump width over first solved step for every from-scratch run that rose from its plateau, per capability (colour: size; open triangles: runs that rose but never solved, a lower bound at the budget), with the abruptness threshold (dashed: a capability is abrupt where its runs' median lies below it) and, grey, the smallest ratio the checkpoint grid can show for each run. Each capability is one part of the claim (the scorecard's rule: a sign test over runs)."
 threshold = float(read_scorecard()["thresholds"]["abrupt_ratio"])
-fig, ax = plt.subplots(figsize=(7, 3.2))
+fig, ax = plt.subplots(figsize=(7, 3.6))
 for j, cap in enumerate(caps):
     for i, size in enumerate(sizes):
         sel = pr.sel(size=size, capability=cap)
@@ -173,7 +173,7 @@ ax.set_ylabel("jump width / solved step")
 ax.legend(handles=[plt.Line2D([], [], ls="", marker="o", color=size_colors[size], label=size) for size in sizes]
           + [plt.Line2D([], [], ls="--", color="0.3", label=f"threshold {threshold:g}"),
              plt.Line2D([], [], ls="", marker="_", color="0.6", label="grid's smallest")],
-          fontsize=8, frameon=False, loc="lower right", ncol=2)
+          fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=5)
 fig.tight_layout()
 
 # %%
