@@ -43,16 +43,17 @@ class PrecisionCheckArgs:
                 task_module(task)
             except ValueError as err:
                 raise ConfigError(f"{key}.tasks: {err}") from None
-        for task, factor in self.budget_factor.items():
-            if task not in self.tasks:
-                raise ConfigError(f"{key}.budget_factor.{task}: not a compared task (tasks: {', '.join(self.tasks)})")
-            if not 1 <= factor <= MAX_FACTOR:
-                raise ConfigError(f"{key}.budget_factor.{task}: expected int in [1, {MAX_FACTOR}], got {factor!r}")
-        for task, n in self.n_seeds.items():
-            if task not in self.tasks:
-                raise ConfigError(f"{key}.n_seeds.{task}: not a compared task (tasks: {', '.join(self.tasks)})")
-            if not 1 <= n <= MAX_SEEDS:
-                raise ConfigError(f"{key}.n_seeds.{task}: expected int in [1, {MAX_SEEDS}], got {n!r}")
+        # keyed by any task the check can compare, so that a profile which compares none keeps the
+        # settings its pilots chose for when a task is switched on
+        for name, limit, settings in (("budget_factor", MAX_FACTOR, self.budget_factor),
+                                      ("n_seeds", MAX_SEEDS, self.n_seeds)):
+            for task, value in settings.items():
+                try:
+                    task_module(task)
+                except ValueError as err:
+                    raise ConfigError(f"{key}.{name}.{task}: {err}") from None
+                if not 1 <= value <= limit:
+                    raise ConfigError(f"{key}.{name}.{task}: expected int in [1, {limit}], got {value!r}")
 
 
 def sweep_files(params: dict) -> list[SweepFile]:
