@@ -58,7 +58,9 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
         coords={"task": np.array(tasks, dtype=str), "precision": np.array(PRECISIONS, dtype=str),
                 "statistic": np.array(STATISTICS, dtype=str), "bound": np.array(["value", "low", "high"], dtype=str)},
         attrs={"experiment": "sweep:precision", "n_boot": n_boot, "margin": margin,
-               "default_precision": ",".join(f"{t}:{params[t]['train']['precision']}" for t in tasks)})
+               # every section's, compared or not: what this run trains in
+               "default_precision": ",".join(f"{name}:{section['train']['precision']}" for name, section in params.items()
+                                             if isinstance(section, dict) and "precision" in section.get("train", {}))})
 
 
 if __name__ == "__main__":

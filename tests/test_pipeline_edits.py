@@ -7,6 +7,7 @@ import re
 import sys
 
 import pytest
+import xarray as xr
 import yaml
 
 from smoke_build import changed, edit, restore_params, sh
@@ -77,6 +78,29 @@ def test_invalid_params_stop_the_pipeline(smoke_repo):
         assert "linear_map.train.lr" in out.stdout + out.stderr
     finally:
         params.write_text(original)
+
+
+def test_a_profile_that_compares_no_precision_trains_none_and_its_chapter_says_so(smoke_repo):
+    """The default profile runs no bfloat16 check (its cost against what it could decide on a CPU):
+    the check's stages then write an empty folder and an empty summary, and its chapter says why
+    there is nothing in it instead of failing or printing a verdict of no task."""
+    overlay = smoke_repo / "profiles" / "smoke.yaml"
+    original = edit(overlay, "tasks: [linear_map, cellular_automata]   # every path of the check",
+                    "tasks: []   # every path of the check")
+    try:
+        sh(["dvc", "repro", "report_notebooks"], smoke_repo)
+        assert not any((smoke_repo / "data" / "sweeps" / "precision").iterdir())
+        timing = json.loads((smoke_repo / "data" / "timings" / "sweep_precision.json").read_text())
+        assert timing["cells_built"] == timing["cells_reused"] == 0
+        with xr.open_dataset(smoke_repo / "data" / "sweeps" / "precision_summary.nc") as summary:
+            assert summary.sizes["task"] == 0
+        notebook = json.loads((smoke_repo / "report" / "_build" / "08_precision.ipynb").read_text())
+        outputs = [o for cell in notebook["cells"] if cell["cell_type"] == "code" for o in cell["outputs"]]
+        shown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+        assert "This profile compares no task" in shown and "agree" not in shown
+        assert not any("image/png" in o.get("data", {}) for o in outputs)
+    finally:
+        overlay.write_text(original)
 
 
 def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(smoke_repo):

@@ -37,3 +37,12 @@ def test_an_unknown_claim_names_the_ones_it_can_resample():
 def test_processes_give_the_power_one_process_gives():
     one = sp.seed_power("sparsity-hump", half_showing_the_hump(), context(), [3, 6], draws=12)
     assert sp.seed_power("sparsity-hump", half_showing_the_hump(), context(), [3, 6], draws=12, workers=2) == one
+
+
+def test_sizes_above_the_runs_seeds_are_flagged_as_optimistic():
+    results = half_showing_the_hump()
+    have = sp.run_seeds("sparsity-hump", results, context())
+    assert have == 4
+    power = sp.seed_power("sparsity-hump", results, context(), [4, 8], draws=3)
+    at_run, above = sp.power_lines("sparsity-hump", power, 3, have)
+    assert "overstates" not in at_run and "above this run's 4 seeds" in above

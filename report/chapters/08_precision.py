@@ -42,16 +42,18 @@ import json
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from IPython.display import display
 
 from emergence.reporting import fmt, load, load_folder, md, setup_style, table
 
 setup_style()
 summary = load("precision_summary")
 cells = load_folder("precision_cells")
+tasks = [str(t) for t in summary["task"].values]  # empty where this profile compares none
 precisions = [str(p) for p in summary["precision"].values]
 palette = dict(zip(precisions, sns.color_palette("colorblind", len(precisions))))
-TASK_NAME = {"linear_map": "linear map", "cellular_automata": "cellular automata"}
-defaults = dict(item.split(":") for item in summary.attrs["default_precision"].split(","))
+TASK_NAME = {"linear_map": "linear map", "cellular_automata": "cellular automata", "language_model": "language models"}
+defaults = dict(item.split(":") for item in summary.attrs["default_precision"].split(",") if item)
 margin = float(summary.attrs["margin"])
 
 
@@ -64,45 +66,54 @@ def interval(task, precision, statistic):
 # ## Verdicts
 
 # %%
+if not tasks:
+    trains = ", ".join(f"the {TASK_NAME.get(t, t)} in {p}" for t, p in defaults.items())
+    unchecked = [TASK_NAME.get(t, t) for t, p in defaults.items() if p != "float32"]
+    display(md("**This profile compares no task** (`sweeps.precision.tasks` is empty), so nothing below was run; "
+               f"this run trains {trains} (`train.precision`)"
+               + (f", **{', '.join(unchecked)} in bfloat16 unchecked by this run**. " if unchecked else ". ")
+               + "Why this profile skips the check, with its cost and what the last check decided, is beside "
+                 "that key in params.yaml; the `paper` profile runs it, and listing tasks there runs it on "
+                 "this one."))
 rows = []
-for task in summary["task"].values:
-    task = str(task)
+for task in tasks:
     ds = cells[task]
     rows.append({"task": TASK_NAME.get(task, task), "seeds": ds.sizes["seed"], "steps": int(ds["step"].values[-1]),
                  "verdict": str(summary["verdict"].sel(task=task).values),
                  "default precision of this run": defaults[task],
                  "why": str(summary["reasons"].sel(task=task).values)
                  or f"every ratio's interval inside [{fmt(1 / margin, 3)}, {fmt(margin, 3)}], no difference found"})
-md(table(pd.DataFrame(rows), index=False).data)
+md(table(pd.DataFrame(rows), index=False).data) if rows else None
 
 # %%
 # The rule is pre-registered for the whole check: any statistic that differs, in any task,
 # keeps float32 the default of every task (a task that agrees alone does not switch).
-verdicts = {TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values) for t in summary["task"].values}
-bf16_defaults = [TASK_NAME.get(t, t) for t, p in defaults.items() if p != "float32"]
-if all(v == "agree" for v in verdicts.values()):
-    text = ("Every task agrees: bfloat16 autocast may train the synthetic tasks by default "
-            f"(this run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}).")
-else:
-    others = ", ".join(f"{task}: {v}" for task, v in verdicts.items() if v != "agree")
-    text = f"Not every task agrees ({others}), so float32 stays the default for every task"
-    text += ", including one that agrees on its own." if "agree" in verdicts.values() else "."
-    if "differ" not in verdicts.values():
-        text += (" No task was found to differ either: this check cannot say that bfloat16 changes the "
-                 "dynamics, only that it has not been shown to leave them alone (the reasons above say "
-                 "how many seeds would decide).")
-    if bf16_defaults:
-        text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
-                 "its results are not covered by this check.")
-# Under CPU bfloat16 the thread count changes the numbers (float32's do not), so say what it was.
-bf16_threads = sorted({json.loads(cells[str(t)].attrs["configs"])[j][str(t)]["train"]["threads"]
-                       for t in summary["task"].values for j, p in enumerate(cells[str(t)]["precision"].values)
-                       if str(p) != "float32" and cells[str(t)].attrs.get("device") == "cpu"})
-if bf16_threads:
-    threads = " or ".join(str(n) if n else "every" for n in bf16_threads)
-    text += (f" The bfloat16 runs trained on {threads} torch thread(s) of a CPU: under CPU bfloat16 the "
-             "thread count changes the numbers (a float32 run's do not depend on it).")
-md(text)
+if tasks:
+    verdicts = {TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values) for t in summary["task"].values}
+    bf16_defaults = [TASK_NAME.get(t, t) for t, p in defaults.items() if p != "float32"]
+    if all(v == "agree" for v in verdicts.values()):
+        text = ("Every task agrees: bfloat16 autocast may train the synthetic tasks by default "
+                f"(this run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}).")
+    else:
+        others = ", ".join(f"{task}: {v}" for task, v in verdicts.items() if v != "agree")
+        text = f"Not every task agrees ({others}), so float32 stays the default for every task"
+        text += ", including one that agrees on its own." if "agree" in verdicts.values() else "."
+        if "differ" not in verdicts.values():
+            text += (" No task was found to differ either: this check cannot say that bfloat16 changes the "
+                     "dynamics, only that it has not been shown to leave them alone (the reasons above say "
+                     "how many seeds would decide).")
+        if bf16_defaults:
+            text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
+                     "its results are not covered by this check.")
+    # Under CPU bfloat16 the thread count changes the numbers (float32's do not), so say what it was.
+    bf16_threads = sorted({json.loads(cells[str(t)].attrs["configs"])[j][str(t)]["train"]["threads"]
+                           for t in summary["task"].values for j, p in enumerate(cells[str(t)]["precision"].values)
+                           if str(p) != "float32" and cells[str(t)].attrs.get("device") == "cpu"})
+    if bf16_threads:
+        threads = " or ".join(str(n) if n else "every" for n in bf16_threads)
+        text += (f" The bfloat16 runs trained on {threads} torch thread(s) of a CPU: under CPU bfloat16 the "
+                 "thread count changes the numbers (a float32 run's do not depend on it).")
+    display(md(text))
 
 # %% [markdown]
 # ## The statistics side by side
@@ -110,15 +121,16 @@ md(text)
 # Value [interval] per precision; steps for the medians and widths, nats for the loss.
 
 # %%
-LABEL = {"plateau_end_step": "plateau end (KM median)", "emergence_step": "emergence (KM median)",
-         "final_loss": "final loss (mean)", "unit_transition_width": "per-unit jump width (KM median; unfinished jumps censored)"}
-rows = []
-for task in summary["task"].values:
-    for statistic in summary["statistic"].values:
-        row = {"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic))}
-        row.update({p: interval(task, p, statistic) for p in precisions})
-        rows.append(row)
-md(table(pd.DataFrame(rows), index=False).data)
+if tasks:
+    LABEL = {"plateau_end_step": "plateau end (KM median)", "emergence_step": "emergence (KM median)",
+             "final_loss": "final loss (mean)", "unit_transition_width": "per-unit jump width (KM median; unfinished jumps censored)"}
+    rows = []
+    for task in summary["task"].values:
+        for statistic in summary["statistic"].values:
+            row = {"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic))}
+            row.update({p: interval(task, p, statistic) for p in precisions})
+            rows.append(row)
+    display(md(table(pd.DataFrame(rows), index=False).data))
 
 # %% [markdown]
 # ## bfloat16 over float32, seed by seed
@@ -127,15 +139,16 @@ md(table(pd.DataFrame(rows), index=False).data)
 # sign-flip permutation p.
 
 # %%
-rows = []
-for task in summary["task"].values:
-    for statistic in summary["statistic"].values:
-        r = summary["ratio"].sel(task=task, statistic=statistic).values
-        rows.append({"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic)),
-                     "ratio [interval]": f"{fmt(r[0], 3)} [{fmt(r[1], 3)}, {fmt(r[2], 3)}]",
-                     "inside the margin": bool(1 / margin <= r[1] and r[2] <= margin),
-                     "p": fmt(float(summary["p_value"].sel(task=task, statistic=statistic)), 3)})
-md(table(pd.DataFrame(rows), index=False).data)
+if tasks:
+    rows = []
+    for task in summary["task"].values:
+        for statistic in summary["statistic"].values:
+            r = summary["ratio"].sel(task=task, statistic=statistic).values
+            rows.append({"task": TASK_NAME.get(str(task), str(task)), "statistic": LABEL.get(str(statistic), str(statistic)),
+                         "ratio [interval]": f"{fmt(r[0], 3)} [{fmt(r[1], 3)}, {fmt(r[2], 3)}]",
+                         "inside the margin": bool(1 / margin <= r[1] and r[2] <= margin),
+                         "p": fmt(float(summary["p_value"].sel(task=task, statistic=statistic)), 3)})
+    display(md(table(pd.DataFrame(rows), index=False).data))
 
 # %% [markdown]
 # ## Learning curves in both precisions
@@ -143,17 +156,17 @@ md(table(pd.DataFrame(rows), index=False).data)
 # %%
 #| label: fig-precision-curves
 #| fig-cap: "Accuracy against training step for every seed of the default cells, float32 and bfloat16 autocast (colours), one panel per task. The same seed sees the same batches in both."
-tasks = [str(t) for t in summary["task"].values]
-fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.4), squeeze=False)
-for ax, task in zip(axes[0], tasks):
-    ds = cells[task]
-    for j, precision in enumerate(ds["precision"].values):
-        acc = ds["accuracy"].isel(precision=j).values[:max_figure_seeds]
-        for k, curve in enumerate(acc):
-            ax.plot(ds["step"].values, curve, color=palette[str(precision)], lw=0.9, alpha=0.8,
-                    label=str(precision) if k == 0 else None)
-    ax.set_title(TASK_NAME.get(task, task))
-    ax.set_xlabel("step")
-axes[0][0].set_ylabel("accuracy")
-axes[0][-1].legend(fontsize=8, loc="lower right")
-fig.tight_layout()
+if tasks:
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.4), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        ds = cells[task]
+        for j, precision in enumerate(ds["precision"].values):
+            acc = ds["accuracy"].isel(precision=j).values[:max_figure_seeds]
+            for k, curve in enumerate(acc):
+                ax.plot(ds["step"].values, curve, color=palette[str(precision)], lw=0.9, alpha=0.8,
+                        label=str(precision) if k == 0 else None)
+        ax.set_title(TASK_NAME.get(task, task))
+        ax.set_xlabel("step")
+    axes[0][0].set_ylabel("accuracy")
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
