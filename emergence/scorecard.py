@@ -360,13 +360,19 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                      bool(probes.sel(size=size, capability=cap)["bracket_censored"].values[k]))
                        for cap in caps] for size in sizes for k in range(probes.sizes["seed"])])
     out.append(("lm-abrupt", capability_abruptness(jumps, caps, ctx)))
+    # the paper profile's own models and budget (Pythia's 143k steps are not what it would run)
+    paper_steps = None if ctx.paper_profile is None else float(ctx.paper_profile["language_model"]["train"]["steps"])
+    pairs = [(size, cap) for size in sizes for cap in caps]
     parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
                                         min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], budget=budget,
-                                        n_boot=c["n_boot"],
-                                        paper_n=ctx.paper_n("lm-random-times"))
-             for size in sizes for cap in caps]
+                                        n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-random-times"),
+                                        paper_budget=paper_steps)
+             for size, cap in pairs]
     v = vd.most_of(parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
-    out.append(("lm-random-times", replace(v, reason=v.reason + " (size x capability pairs)")))
+    each = "; ".join(f"{size} {cap}: {p.verdict}, {vd.fmt_ratio(p.estimate)} [{vd.fmt_ratio(p.interval[0])}, "
+                     f"{vd.fmt_ratio(p.interval[1])}]" for (size, cap), p in zip(pairs, parts))
+    out.append(("lm-random-times", replace(v, reason=v.reason + f" (size x capability pairs, quartile ratio against "
+                                                                f"{c['quartile_ratio']:g}): {each}")))
     if len(sizes) >= 2:
         out.append(("lm-size", vd.earlier(
             [(cap, times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps], claim="1 (language models, size)",

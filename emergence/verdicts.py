@@ -193,7 +193,7 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
-def _fmt_ratio(x: float) -> str:
+def fmt_ratio(x: float) -> str:
     """A ratio: unbounded (its denominator's event never came) as the scorecard writes it, ∞."""
     return "∞" if x == math.inf else _fmt(x)
 
@@ -265,7 +265,7 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
                               f"(KM medians {medians})")
     p = test.p_a_earlier
     p_size = float("nan") if size is None or not size.decidable else size.p_a_earlier
-    detail = (f"KM medians {medians}; ratio {_fmt_ratio(ratio)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}]"
+    detail = (f"KM medians {medians}; ratio {fmt_ratio(ratio)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}]"
               + f"; {'seed-permutation ' if shared_seeds else ''}log-rank p = {p:.3g}"
               + (f" ({test.permutations:,} permutations)" if test.permutations > n_perm else "")
               + (f"; at least {min_ratio:g} times later (log-rank of the later arm's times / {min_ratio:g}) "
@@ -426,7 +426,7 @@ def lognormal_quartile_ratio(arm: Arm, *, threshold: float, alpha: float, budget
 
 def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartile_ratio: float, alpha: float,
                             paper: str = "", budget: float | None = None, n_boot: int = 2000, seed: int = 0,
-                            paper_n: int | None = None) -> Verdict:
+                            paper_n: int | None = None, paper_budget: float | None = None) -> Verdict:
     """Claim 1: emergence happens at seed-dependent times. The statistic is the ratio of the
     quartiles of the emergence step across seeds, q75 / q25 (the slowest quarter of seeds takes
     that many times as long as the fastest), from a lognormal fitted with the censored seeds
@@ -454,7 +454,13 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
     it in none, and "not reproduced" as often as this rule does: 63 / 44% at 5 / 8 seeds with
     10% late, 17 / 9% with 30% late, quartile ratio 2.91). Seeds that mostly emerge together
     but sometimes much later are seed-dependent in the paper's sense; the report shows each
-    seed's step beside the verdict so that a reader can tell the two shapes apart."""
+    seed's step beside the verdict so that a reader can tell the two shapes apart.
+
+    An undecided interval without an upper end, from seeds censored at the budget, is the
+    budget's doing: the fit cannot bound a spread whose slow seeds it never saw end, and more
+    seeds at that budget forecast a count (~116 for 8 of 10 censored) that a longer one avoids.
+    It says so: a longer budget decides, and "needs the paper profile" where `paper_budget` (the
+    paper profile's steps) is longer."""
     q25, q75 = km_quantile(arm.times, arm.censored, 0.25), km_quantile(arm.times, arm.censored, 0.75)
     sigma, est, (lo, hi) = lognormal_quartile_ratio(arm, threshold=min_quartile_ratio, alpha=alpha, budget=budget,
                                                     n_boot=n_boot, seed=seed)
@@ -467,12 +473,18 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
         return Verdict(**common, verdict="inconclusive",
                        reason=f"{arm.events} of {len(arm.times)} seeds emerged, fewer than two at distinct steps: "
                               f"a longer budget or more seeds decide")
-    detail = (f"sigma of log step {sigma:.3g}: ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] against "
+    detail = (f"sigma of log step {sigma:.3g}: ratio {fmt_ratio(est)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}] against "
               f"{min_quartile_ratio:g} (Kaplan-Meier q25 {_fmt(q25)}, q75 {_fmt(q75)})")
     if lo >= min_quartile_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if hi < min_quartile_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the seeds emerge together")
+    if math.isinf(hi) and arm.censored.any():
+        longer = budget is not None and paper_budget is not None and paper_budget > budget
+        return Verdict(**common, verdict="needs the paper profile" if longer else "inconclusive",
+                       reason=detail + f": {int(arm.censored.sum())} of {len(arm.times)} seeds censored at the budget "
+                              "leave the spread unbounded above; a longer budget decides"
+                              + (f" (the paper profile trains {paper_budget:,.0f} steps)" if longer else ""))
     verdict, tail = _more_seeds(est, (lo, hi), min_quartile_ratio, len(arm.times), alpha, log=True, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
@@ -562,10 +574,10 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
         floor = float(np.nanmedian(np.atleast_2d(np.asarray(resolution, float))[valid]))
         if floor >= max_ratio:
             return Verdict(**common, verdict="inconclusive",
-                           reason=f"median ratio {_fmt_ratio(est)}, but one evaluation interval is already a median "
+                           reason=f"median ratio {fmt_ratio(est)}, but one evaluation interval is already a median "
                                   f"{floor:.3g} of the emergence step (abrupt below {max_ratio:g}): denser "
                                   "evaluations around the jumps decide")
-    detail = (f"median ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] over {runs} runs' "
+    detail = (f"median ratio {fmt_ratio(est)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}] over {runs} runs' "
               f"{int(valid.sum())} units (abrupt below {max_ratio:g})")
     if hi < max_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail)
@@ -1131,7 +1143,7 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     if units == 0:
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose under the discontinuous metric within the budget: a longer budget decides")
-    detail = (f"median width ratio {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] over {units} rises "
+    detail = (f"median width ratio {fmt_ratio(est)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}] over {units} rises "
               f"({int(np.isinf(r).sum())} never rose under {metric}"
               + (f"; in {at_grid:.0%} both rise within one evaluation interval" if math.isfinite(at_grid) else "")
               + f"); the jump survives below {max_factor:g}")
@@ -1257,7 +1269,7 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
     if math.isnan(est):
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose in a quarter of the seeds: a longer budget or more seeds decide")
-    detail = f"spread / width {_fmt_ratio(est)} [{_fmt_ratio(lo)}, {_fmt_ratio(hi)}] against {min_ratio:g}"
+    detail = f"spread / width {fmt_ratio(est)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}] against {min_ratio:g}"
     if lo > min_ratio:
         return Verdict(**common, verdict="reproduced", reason=detail + ": when a run jumps varies more than how long a jump takes")
     if hi < min_ratio:

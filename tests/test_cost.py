@@ -143,9 +143,10 @@ def test_the_wall_time_follows_the_executor(tmp_path):
     assert (table["wall hours here"] <= table["device-hours"] + 0.011).all()
 
 
-# The default profile's gains by this model: 2.8% on 2 cores, 36% on 8 (the precision check's
-# 8-seed automata cells, each near the longest, bound the 8-core pool).
-@pytest.mark.parametrize("cores, gain", [(2, 0.02), (8, 0.3)])
+# The default profile's gains by this model, with the precision check on: 2.4% on 2 cores, 29% on 8
+# (the language models' 10-seed builds and the check's 8-seed automata cells, the longest, bound
+# the 8-core pool; without the check 2.7% and 30.5%).
+@pytest.mark.parametrize("cores, gain", [(2, 0.02), (8, 0.25)])
 def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path, monkeypatch, cores, gain):
     """`make report` builds every stage's cells in one pool (emergence/prebuild.py): stages with
     fewer cells than workers no longer leave workers idle (on 8 cores most stages have fewer
@@ -155,6 +156,8 @@ def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path,
 
     monkeypatch.setattr(executor, "usable_cores", lambda: cores)
     params = load_params(profile="default")
+    # with the precision check on (the paper profile runs it), so that bfloat16 twins are planned
+    params["sweeps"]["precision"]["tasks"] = ["linear_map", "cellular_automata"]
     speed = dict.fromkeys(kinds_to_build(params, tmp_path), 1.0)
     table = plan_table(params, speed, scratch=tmp_path)[0]
     pooled, by_stage = table.attrs["one pool hours"], table["wall hours here"].sum()

@@ -308,6 +308,26 @@ def vary(arm):
                                    n_boot=500)
 
 
+def test_times_vary_censored_at_the_budget_asks_for_a_longer_one():
+    """Most seeds censored at the budget: the fit cannot bound the spread above, and the verdict
+    says the budget, not the seed count, decides (the paper profile's where it trains longer)."""
+    arm = Arm.of([580, 920] + [1000] * 8, [False, False] + [True] * 8)
+    rule = lambda paper_budget: times_vary_across_seeds(  # noqa: E731
+        arm, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000, n_boot=500, paper_n=10,
+        paper_budget=paper_budget)
+    assert math.isinf(rule(None).interval[1])
+    assert rule(None).verdict == "inconclusive" and "a longer budget decides" in rule(None).reason
+    longer = rule(20_000)
+    assert longer.verdict == "needs the paper profile" and "8 of 10 seeds censored" in longer.reason
+    assert "20,000 steps" in longer.reason
+    assert rule(1000).verdict == "inconclusive"  # the paper profile trains no longer
+    # few seeds censored leave the interval bounded: the seed count still decides
+    bounded = Arm.of([300, 420, 520, 650, 800, 900, 1000], [False] * 6 + [True])
+    v = times_vary_across_seeds(bounded, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000,
+                                n_boot=500, paper_budget=20_000)
+    assert math.isfinite(v.interval[1]) and "longer budget" not in v.reason
+
+
 def test_times_vary_holds_fails_and_cannot_be_decided():
     rng = np.random.default_rng(0)
     assert vary(Arm.of(rng.lognormal(7, 0.8, 16), np.zeros(16, bool))).verdict == "reproduced"
