@@ -54,6 +54,7 @@ precisions = [str(p) for p in summary["precision"].values]
 palette = dict(zip(precisions, sns.color_palette("colorblind", len(precisions))))
 TASK_NAME = {"linear_map": "linear map", "cellular_automata": "cellular automata", "language_model": "language models"}
 defaults = dict(item.split(":") for item in summary.attrs["default_precision"].split(",") if item)
+bf16_defaults = [TASK_NAME.get(t, t) for t, p in defaults.items() if p != "float32"]  # sections this run trains in bf16
 margin = float(summary.attrs["margin"])
 
 
@@ -68,10 +69,9 @@ def interval(task, precision, statistic):
 # %%
 if not tasks:
     trains = ", ".join(f"the {TASK_NAME.get(t, t)} in {p}" for t, p in defaults.items())
-    unchecked = [TASK_NAME.get(t, t) for t, p in defaults.items() if p != "float32"]
     display(md("**This profile compares no task** (`sweeps.precision.tasks` is empty), so nothing below was run; "
                f"this run trains {trains} (`train.precision`)"
-               + (f", **{', '.join(unchecked)} in bfloat16 unchecked by this run**. " if unchecked else ". ")
+               + (f", **{', '.join(bf16_defaults)} in bfloat16 unchecked by this run**. " if bf16_defaults else ". ")
                + "Why this profile skips the check, with its cost and what the last check decided, is beside "
                  "that key in params.yaml; the `paper` profile runs it, and listing tasks there runs it on "
                  "this one."))
@@ -90,7 +90,6 @@ md(table(pd.DataFrame(rows), index=False).data) if rows else None
 # keeps float32 the default of every task (a task that agrees alone does not switch).
 if tasks:
     verdicts = {TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values) for t in summary["task"].values}
-    bf16_defaults = [TASK_NAME.get(t, t) for t, p in defaults.items() if p != "float32"]
     if all(v == "agree" for v in verdicts.values()):
         text = ("Every task agrees: bfloat16 autocast may train the synthetic tasks by default "
                 f"(this run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}).")
