@@ -9,7 +9,7 @@ every cell came from the cache.
 from __future__ import annotations
 
 STAGE = "stage"           # the DVC stage this process runs (emergence/stage.py sets it)
-LOOKUPS: list[dict] = []  # {"entry", "built", "seconds", "cpu"}, one per lookup
+LOOKUPS: list[dict] = []  # {"entry", "built", "seconds", "cpu", "reused"}, one per lookup
 POOLS: list[dict] = []    # {"workers", "wall", "cell_seconds"}, one per pooled build
 COLD_WORKERS: list[int] = []  # workers a build of every requested entry would use, one per request
 PIECES: dict[str, int] = {}   # entry -> the seed groups it goes out as where that build would split it
@@ -26,12 +26,13 @@ def usage() -> dict:
         if not entries.get(u["entry"], {}).get("built"):
             entries[u["entry"]] = u
     built = [u["seconds"] for u in entries.values() if u["built"]]
+    fresh = [u["seconds"] - u.get("reused", 0.0) for u in entries.values() if u["built"]]  # less stored groups'
     reused = [u["seconds"] for u in entries.values() if not u["built"]]
     return {"cells_built": len(built), "cells_reused": len(reused), "built_seconds": round(sum(built), 2),
             "reused_build_seconds": None if any(s is None for s in reused) else round(sum(reused), 2),
             "entries": {name: u["seconds"] for name, u in entries.items()},
             "cpus": {name: u.get("cpu") for name, u in entries.items()},
-            "build_wall_seconds": round(sum(built) - sum(p["cell_seconds"] for p in POOLS)
+            "build_wall_seconds": round(sum(fresh) - sum(p["cell_seconds"] for p in POOLS)
                                         + sum(p["wall"] for p in POOLS), 2),
             "workers": max([1] + [p["workers"] for p in POOLS] + COLD_WORKERS),
             **({"pieces": {name: PIECES[name] for name in entries if name in PIECES}}

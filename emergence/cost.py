@@ -40,7 +40,8 @@ from emergence.config import load_params, validate
 from emergence.experiments import bias_intervention, cells, language_model as lm, mixer_comparison
 from emergence.experiments.cells import cell_flops, training_flops
 from emergence.experiments.architecture_sweep import sweep_files as architecture_files
-from emergence.experiments.cache import bound_to_process, build_plan, entry_of, handout, handout_seconds, on_slurm, splits
+from emergence.experiments.cache import (Request, bound_to_process, build_plan, entry_of, handout, handout_seconds,
+                                         on_slurm, splits)
 from emergence.experiments.ca_state_size_sweep import sweep_files as automata_files
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
@@ -204,20 +205,26 @@ def stage_entries(params: dict, scratch: Path = SCRATCH,
                   running: set[str] | None = None) -> list[tuple[str, dict[Path, tuple]]]:
     """Each training stage's cell-cache entries (the language models' too), in pipeline order,
     each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section, its seed groups'
-    shares if the executor may train them apart); only the stages `runs` finds among `running`."""
-    out = [(stage, {entry_of(scratch, cells.task_of(c), cells.cell_key(c, ckpt)):
-                    (*cell_flops(c), cells.cell_build_seconds(c), cell_kind(c), c[cells.task_of(c)]["train"],
-                     cells.group_shares(c[cells.task_of(c)]["train"]))
-                    for c, ckpt in planned})
+    shares if the executor may train them apart), the first three and the shares counting only
+    the seed groups the group store lacks; only the stages `runs` finds among `running`."""
+    out = [(stage, {entry_of(scratch, r.name, r.key): _left(*cell_flops(c), r, cell_kind(c), c[cells.task_of(c)]["train"])
+                    for c, ckpt in planned for r in [cells.cell_request(c, scratch, ckpt)]})
            for stage, planned in planned_cells(params).items() if runs(stage, running)]
     if not runs("lm_train", running):
         return out
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
-    out.append(("lm_train", {entry_of(scratch, r.name, r.key): (*lm_cost[name], language_model_kind(params, name),
-                                                                params["language_model"]["train"],
-                                                                tuple(part.cost / r.cost for part in r.parts))
+    out.append(("lm_train", {entry_of(scratch, r.name, r.key): _left(*lm_cost[name][:2], r, language_model_kind(params, name),
+                                                                      params["language_model"]["train"])
                              for name, r in variant_requests(params, scratch).items()}))
     return out
+
+
+def _left(flops: float, seed_steps: float, request: Request, kind: tuple, train: dict) -> tuple:
+    """An entry's stage_entries value: its FLOPs, seed-steps and modelled seconds (the request's
+    cost) scaled to the seed groups the group store lacks, and those groups' shares of that."""
+    todo = request.todo
+    shares = tuple(p.cost / (request.cost * todo) for p in request.parts if not p.stored) if todo else ()
+    return flops * todo, seed_steps * todo, request.cost * todo, kind, train, shares
 
 
 def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH,

@@ -5,8 +5,11 @@
 Each variant (a size, or a size's pre-pretrained twin) goes through the cell cache, keyed by
 what training it executes (language_model.training_key), so a variant trained before is copied,
 not retrained; the missing ones are built in parallel where `execution` allows
-(emergence/executor.py); the folder of all variants replaces the old one atomically.
+(emergence/executor.py); the folder of all variants replaces the old one atomically. A
+from-scratch variant's seed groups are kept in the group store, so more seeds train only the
+groups they add.
 """
+import copy
 import shutil
 import sys
 import time
@@ -14,8 +17,9 @@ from functools import partial
 from pathlib import Path
 
 from emergence.experiments import language_model as lm
-from emergence.experiments.cache import RECORDS, Part, Request, build_missing, cached
-from emergence.experiments.cells import build_seconds, group_shares
+from emergence.experiments.cache import (MANIFEST, RECORDS, Part, Request, build_missing, cached, finished_group,
+                                         group_entry)
+from emergence.experiments.cells import SEED_FIELDS, build_seconds, group_shares, seed_group_shares
 from emergence.experiments.runner import prepare_device, seed_groups
 from emergence.import_closure import module_code_version
 from emergence.io import atomic_dir, config_hash
@@ -32,12 +36,21 @@ def variant_seconds(section: dict, size: str, kind: str | None) -> float:
                          float(steps * train["batch_size"] * train["n_seeds"]))
 
 
-def train_variant_group(params: dict, size_name: str, scratch: Path, group: int) -> float:
-    """Train one seed group of a from-scratch variant to its end in the resume scratch that
+def group_key(params: dict, size_name: str, group: int) -> dict:
+    """A from-scratch variant's seed group in the group store: the variant's key without its seed
+    count, first seed or group size, with the group's seeds (emergence/experiments/cells.group_key)."""
+    key = copy.deepcopy(lm.training_key(params, size_name, None))
+    for name in SEED_FIELDS:
+        del key["train"][name]
+    return {**key, "seeds": seed_groups(params["language_model"]["train"])[group]}
+
+
+def _finish_groups(params: dict, size_name: str, scratch: Path, groups: list[int]) -> float:
+    """Leave `groups` of a from-scratch variant trained to their end in the resume scratch that
     `lm.train_size` reads (whose set-up this repeats: that module is part of the variants' code
-    version, so sharing it would retrain them), so that the variant's build then finds the group
-    finished and trains nothing (tested against the whole build). Returns its seconds."""
-    start = time.perf_counter()
+    version, so sharing it would retrain them), each copied from the group store or trained and
+    stored, so that the variant's build then trains nothing. Returns the seconds of the groups
+    copied (their training's, when it was done)."""
     section = params["language_model"]
     train, size = section["train"], section["sizes"][size_name]
     device = prepare_device(train)
@@ -47,25 +60,53 @@ def train_variant_group(params: dict, size_name: str, scratch: Path, group: int)
     run_config = {"language_model": {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": size,
                                      "train": train, "pretraining": lm.pretraining_of(section, None)}}
     key = config_hash({"key": {**run_config, **lm.identity(task_ds)}, "code": module_code_version(lm.__name__)})
-    groups = seed_groups(train)
-    train_group(groups[group], cfg, task, train, scratch / f"lm-{size_name}-{key}" / f"group{group}", group,
-                len(groups), device)
+    every = seed_groups(train)
+    folder = scratch / f"lm-{size_name}-{key}"
+    copied = 0.0
+    for g in groups:
+        seconds, trained = finished_group(scratch, lm.NAME, group_key(params, size_name, g), folder / f"group{g}",
+                                          partial(train_group, every[g], cfg, task, train, folder / f"group{g}", g,
+                                                  len(every), device))
+        copied += 0.0 if trained else seconds
+    return copied
+
+
+def train_variant_group(params: dict, size_name: str, scratch: Path, group: int) -> float:
+    """Train one seed group of a from-scratch variant to its end and store it, so that the
+    variant's build then finds it finished and trains nothing (tested against the whole build).
+    Returns its seconds."""
+    start = time.perf_counter()
+    _finish_groups(params, size_name, scratch, [group])
     return time.perf_counter() - start
 
 
+def build_variant(params: dict, size_name: str, scratch: Path, pretraining: str | None, folder: Path) -> float:
+    """A variant's cache entry (train.nc, checkpoints/); a from-scratch variant's seed groups come
+    from the group store where it has them. Returns the seconds of the groups copied."""
+    groups = range(len(seed_groups(params["language_model"]["train"])))
+    copied = 0.0 if pretraining else _finish_groups(params, size_name, scratch, list(groups))
+    lm.train_size(params, size_name, folder, scratch, pretraining=pretraining)
+    return copied
+
+
 def variant_requests(params: dict, scratch: Path) -> dict[str, Request]:
-    """Variant name -> its cell-cache request; a from-scratch variant of several seed groups has
-    one part per group (`train_variant_group`), a pre-pretrained twin none (its pre-pretraining
-    trains every seed before the corpus does)."""
+    """Variant name -> its cell-cache request; a from-scratch variant has one part per seed group
+    (`train_variant_group`) and is priced at the groups the group store lacks; a pre-pretrained
+    twin has none and is keyed by all its seeds (its pre-pretraining trains every seed before the
+    corpus does)."""
     section = params["language_model"]
+    train = section["train"]
     out = {}
     for name, (size, kind) in lm.variants(section).items():
         key, cost = lm.training_key(params, size, kind), variant_seconds(section, size, kind)
+        stored = [False] if kind else [(group_entry(scratch, lm.NAME, group_key(params, size, g)) / MANIFEST).exists()
+                                       for g in range(len(seed_groups(train)))]
+        todo = 1.0 if kind else sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
         parts = () if kind else tuple(
-            Part(f"lm-{config_hash(key)}-group{g}", partial(train_variant_group, params, size, scratch, g), cost * share)
-            for g, share in enumerate(group_shares(section["train"])))
-        out[name] = Request(lm.NAME, key, partial(lm.train_size, params, size, scratch=scratch, pretraining=kind),
-                            cost, parts)
+            Part(f"{lm.NAME}-{config_hash(group_key(params, size, g))}",
+                 partial(train_variant_group, params, size, scratch, g), cost * share, stored[g])
+            for g, share in enumerate(group_shares(train)))
+        out[name] = Request(lm.NAME, key, partial(build_variant, params, size, scratch, kind), cost, parts, todo)
     return out
 
 

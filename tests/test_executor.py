@@ -245,10 +245,65 @@ def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task
     assert [round(p.cost / request.cost, 3) for p in request.parts] == [0.667, 0.333]  # seeds [0, 1], [2]
     spent = sum(part.run() for part in request.parts)
     monkeypatch.setattr(train, "train_step", _no_training)
-    split = cache.cached(tmp_path / "split", request.name, request.key, request.build, spent)
+    split = cache.cached(tmp_path / "split", request.name, request.key, request.build)
     assert _cell_files(split) == _cell_files(whole) and any("checkpoints" in f for f in _cell_files(whole))
-    assert cache._build_record(split)["seconds"] >= spent > 0
+    assert cache._build_record(split)["seconds"] >= spent - 0.01 > 0  # the stored groups' seconds, rounded
     assert not list((tmp_path / "split").glob(f"{task}-*/group*"))  # the groups' scratch is cleared
+
+
+def _counting_steps(monkeypatch) -> list:
+    from emergence import train
+
+    steps, step = [], train.train_step
+    monkeypatch.setattr(train, "train_step", lambda *a, **k: steps.append(1) or step(*a, **k))
+    return steps
+
+
+def _small_cell(task: str, n_seeds: int) -> dict:
+    params = load_params(profile="smoke")
+    params[task]["train"].update(n_seeds=n_seeds, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
+    return {"profile": "smoke", task: params[task]}
+
+
+@pytest.mark.parametrize("task", ["linear_map", "cellular_automata"])
+def test_a_cell_given_more_seeds_trains_only_the_seed_groups_it_adds(task, tmp_path, monkeypatch):
+    """Seeds are an array axis, so a cell whose seed count grows keeps the groups it had: 4 -> 6
+    seeds (groups of 2) trains one group, and the cell has the bytes of one built from nothing,
+    checkpoints included (the 4-seed cell had none); its recorded build time counts the stored
+    groups' seconds, and the planner prices only the new group. A cell of seeds 2-3 alone trains
+    nothing."""
+    four, six = _small_cell(task, 4), _small_cell(task, 6)
+    cells.trained_cell(copy.deepcopy(four), tmp_path / "scratch")
+    request = cells.cell_request(copy.deepcopy(six), tmp_path / "scratch", with_checkpoints=True)
+    assert [p.stored for p in request.parts] == [True, True, False] and request.todo == pytest.approx(1 / 3)
+    (left, left_parts), (cold, cold_parts) = request.pieces(), request.pieces(cold=True)
+    assert [left, *left_parts] == pytest.approx([request.cost / 3] * 2)
+    assert [cold, *cold_parts] == pytest.approx([request.cost] + [request.cost / 3] * 3)
+    steps = _counting_steps(monkeypatch)
+    grown = cells.trained_cell(copy.deepcopy(six), tmp_path / "scratch", with_checkpoints=True)
+    assert len(steps) == 8  # one group's steps
+    stored = sum(cache._build_record(cache.group_entry(tmp_path / "scratch", task, cells.group_key(six, g)))["seconds"]
+                 for g in (0, 1))
+    assert cache._build_record(grown)["seconds"] >= stored > 0
+    whole = cells.trained_cell(copy.deepcopy(six), tmp_path / "cold", with_checkpoints=True)
+    assert _cell_files(grown) == _cell_files(whole) and any("checkpoints" in f for f in _cell_files(whole))
+    part = _small_cell(task, 2)
+    part[task]["train"]["first_seed"] = 2
+    del steps[:]
+    cells.trained_cell(part, tmp_path / "scratch")
+    assert steps == []
+
+
+def test_a_damaged_stored_group_is_retrained_not_read(tmp_path, monkeypatch):
+    four, six = _small_cell("linear_map", 4), _small_cell("linear_map", 6)
+    cells.trained_cell(copy.deepcopy(four), tmp_path / "scratch")
+    state = cache.group_entry(tmp_path / "scratch", "linear_map", cells.group_key(six, 1)) / "state.pt"
+    state.write_bytes(state.read_bytes()[:-100])  # a kill during a copy, a full disk
+    steps = _counting_steps(monkeypatch)
+    grown = cells.trained_cell(copy.deepcopy(six), tmp_path / "scratch")
+    assert len(steps) == 16  # the damaged group and the new one
+    monkeypatch.undo()
+    assert _cell_files(grown) == _cell_files(cells.trained_cell(copy.deepcopy(six), tmp_path / "cold"))
 
 
 def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):

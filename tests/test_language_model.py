@@ -173,5 +173,42 @@ def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(t
     spent = sum(part.run() for part in requests["tiny"].parts)
     monkeypatch.setattr(train, "train_step", lambda *a, **k: pytest.fail("the build trained a step"))
     r = requests["tiny"]
-    split = cache.cached(tmp_path / "split", r.name, r.key, r.build, spent)
+    split = cache.cached(tmp_path / "split", r.name, r.key, r.build)
     assert files(split) == files(whole_entry) and any("checkpoints" in f for f in files(split))
+    assert cache._build_record(split)["seconds"] >= spent - 0.01 > 0  # the stored groups' seconds, rounded
+
+
+def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path, monkeypatch):
+    """2 -> 3 seeds (groups of 2) trains the new group alone, and the variant has the bytes of one
+    built from nothing; a pre-pretrained twin, keyed by all its seeds, is priced whole."""
+    import copy
+    import hashlib
+
+    from emergence import train
+    from emergence.experiments import cache
+    from stages.lm_train import variant_requests
+
+    params = load_params(profile="smoke")
+    params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
+    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"])
+    params["language_model"]["train"].update(n_seeds=2, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
+    three = copy.deepcopy(params)
+    three["language_model"]["train"]["n_seeds"] = 3
+
+    def build(p, scratch):
+        r = variant_requests(copy.deepcopy(p), scratch)["tiny"]
+        return cache.cached(scratch, r.name, r.key, r.build)
+
+    def files(entry):
+        return {str(q.relative_to(entry)): hashlib.sha256(q.read_bytes()).hexdigest()
+                for q in sorted(entry.rglob("*")) if q.is_file() and q.name not in cache.RECORDS}
+
+    build(params, tmp_path / "scratch")
+    requests = variant_requests(copy.deepcopy(three), tmp_path / "scratch")
+    assert [p.stored for p in requests["tiny"].parts] == [True, False]
+    assert requests["tiny"].todo == pytest.approx(1 / 3) and requests["tiny+dyck"].todo == 1.0
+    steps, step = [], train.train_step
+    monkeypatch.setattr(train, "train_step", lambda *a, **k: steps.append(1) or step(*a, **k))
+    grown = build(three, tmp_path / "scratch")
+    assert len(steps) == 8
+    assert files(grown) == files(build(three, tmp_path / "cold"))

@@ -58,19 +58,28 @@ class Part(NamedTuple):
     """Work an entry's build can leave done beforehand, in another process: `run()` trains it
     (one seed group of a cell) and returns its seconds; the build then only assembles."""
     key: str                   # one piece of work: two entries (a cell with and without
-    run: Callable[[], float]   # checkpoints) may list the same part
+    run: Callable[[], float]   # checkpoints, or with more seeds) may list the same part
     cost: float                # expected seconds in this process, as a Request's
+    stored: bool = False       # its seed group is in the group store: nothing to train
 
 
 class Request(NamedTuple):
-    """An entry to build: `build(folder)` fills it; `cost` is its expected seconds in this process
-    with every core (emergence/experiments/cells.build_seconds); `parts`, if any, may be built
-    apart first (`splits`)."""
+    """An entry to build: `build(folder)` fills it (see `cached`); `cost` is its expected seconds
+    in this process with every core (emergence/experiments/cells.build_seconds), for what it
+    still has to train; `parts`, if any, may be built apart first (`splits`)."""
     name: str
     key: object
-    build: Callable[[Path], None]
+    build: Callable[[Path], float | None]
     cost: float
     parts: tuple[Part, ...] = ()
+    todo: float = 1.0  # the share of `cost` still to train (its seed groups the group store lacks)
+
+    def pieces(self, cold: bool = False) -> tuple[float, tuple[float, ...]]:
+        """(its cost, its parts' costs) as the executor prices them: what is left to train, or
+        with `cold` all of it (the entry page's estimate of a run from empty caches)."""
+        if cold:
+            return self.cost, tuple(p.cost for p in self.parts)
+        return self.cost * self.todo, tuple(p.cost for p in self.parts if not p.stored)
 
 
 # Parts go out in place of whole entries only where the executor's model expects the wall time
@@ -91,10 +100,11 @@ def intact_entry(scratch: Path, name: str, key: object) -> Path | None:
     return entry if _intact(entry) else None
 
 
-def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None], spent: float = 0.0) -> Path:
+def cached(scratch: Path, name: str, key: object, build: Callable[[Path], float | None]) -> Path:
     """The cache entry `name-<hash of key>`: built into a temporary folder by `build(folder)`
-    when missing or damaged, then checksummed and moved into place. Returns its folder.
-    `spent`: seconds its parts took elsewhere, counted in its recorded build time."""
+    when missing or damaged, then checksummed and moved into place. Returns its folder. `build`
+    may return the seconds that work it reused took when it was done (seed groups trained
+    earlier, or by other processes: `finished_group`), which its recorded build time counts."""
     entry = entry_of(scratch, name, key)
     if _intact(entry):
         build_log.LOOKUPS.append({"entry": entry.name, "built": False, **_build_record(entry)})
@@ -104,14 +114,49 @@ def cached(scratch: Path, name: str, key: object, build: Callable[[Path], None],
     shares = runs.get("device") == "cpu" and not thread_dependent(runs)
     start = time.perf_counter()
     with atomic_dir(entry) as tmp, (sharing_cores() if shares else nullcontext()):
-        build(tmp)
-        seconds = round(time.perf_counter() - start + spent, 2)
-        cpu = cpu_model()
-        write_json({"seconds": seconds, "cpu": cpu}, tmp / BUILD_RECORD)
-        files = sorted(p for p in tmp.rglob("*") if p.is_file())
-        write_json({str(p.relative_to(tmp)): file_digest(p) for p in files}, tmp / MANIFEST)
-    build_log.LOOKUPS.append({"entry": entry.name, "built": True, "seconds": seconds, "cpu": cpu})
+        reused = build(tmp) or 0.0
+        record = _seal(tmp, time.perf_counter() - start + reused)
+    build_log.LOOKUPS.append({"entry": entry.name, "built": True, **record, "reused": reused})
     return entry
+
+
+def _seal(folder: Path, seconds: float) -> dict:
+    """Write a finished build's record (its seconds, the CPU) and its files' manifest."""
+    record = {"seconds": round(seconds, 2), "cpu": cpu_model()}
+    write_json(record, folder / BUILD_RECORD)
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    write_json({str(p.relative_to(folder)): file_digest(p) for p in files}, folder / MANIFEST)
+    return record
+
+
+# --- seed groups ---------------------------------------------------------------------------
+# A cell trains its seeds in groups, and a group's trajectory depends on its seeds alone, not on
+# the others (seeds are an array axis), so each group's finished training state is kept too,
+# keyed without the cell's seed count: a cell that adds seeds to one trained before trains only
+# the groups it adds, and its results have the bytes of a cell built whole (tested).
+
+def group_entry(scratch: Path, name: str, key: object) -> Path:
+    return scratch / "groups" / f"{name}-{config_hash(key)}"
+
+
+def finished_group(scratch: Path, name: str, key: object, folder: Path, train: Callable[[], object]) -> tuple[float, bool]:
+    """Leave in `folder` (the resume scratch a cell's build reads) one seed group trained to its
+    end: copied from the group store where an intact entry `key` holds it, else trained there by
+    `train()` (resuming what `folder` holds) and then stored. Returns (the seconds its training
+    took, now or when the entry was built; whether it trained now)."""
+    entry = group_entry(scratch, name, key)
+    if _intact(entry):
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(entry, folder, ignore=shutil.ignore_patterns(*RECORDS))
+        return _build_record(entry)["seconds"] or 0.0, False
+    shutil.rmtree(entry, ignore_errors=True)
+    start = time.perf_counter()
+    train()
+    seconds = time.perf_counter() - start
+    with atomic_dir(entry) as tmp:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        _seal(tmp, seconds)
+    return seconds, True
 
 
 def _bound(trains: list[dict]) -> bool:
@@ -178,10 +223,9 @@ def _call(fn: Callable, *args) -> Any:
     return fn(*args)
 
 
-def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], None],
-                     spent: float = 0.0) -> list[dict]:
+def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Path], float | None]) -> list[dict]:
     del build_log.LOOKUPS[:]
-    cached(scratch, name, key, build, spent)
+    cached(scratch, name, key, build)
     return list(build_log.LOOKUPS)
 
 
@@ -204,22 +248,22 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     slurm = on_slurm(execution, trains)
     folder = scratch / "slurm" / build_log.STAGE
 
-    def handed_out(rs: list[Request]) -> tuple[bool, list[float]]:
-        return handout(execution, trains, [(r.cost, tuple(p.cost for p in r.parts)) for r in rs])
+    def handed_out(rs: list[Request], cold: bool = False) -> tuple[bool, list[float]]:
+        return handout(execution, trains, [r.pieces(cold) for r in rs])
 
     # what building every requested entry would use: the entry page's cold estimate spreads the
     # stage's cells over it, also when this run found them all in the cache
-    cold_split, cold = handed_out(list(wanted.values()))
+    cold_split, cold = handed_out(list(wanted.values()), cold=True)
     build_log.PIECES.update({entry.name: len(r.parts) for entry, r in wanted.items() if cold_split and r.parts})
     build_log.COLD_WORKERS.append(min(len(cold), execution["slurm"]["array_parallelism"]) if slurm
                                   else build_plan(execution, trains, cold).workers)
     if not jobs:
         return
     split = handed_out(jobs)[0]
-    parts = {p.key: p for r in jobs if split for p in r.parts}
+    parts = {p.key: p for r in jobs if split for p in r.parts if not p.stored}
     calls = ([(p.run,) for p in parts.values()]
              + [(_build_in_worker, scratch, r.name, r.key, r.build) for r in jobs if not (split and r.parts)])
-    call_costs = [p.cost for p in parts.values()] + [r.cost for r in jobs if not (split and r.parts)]
+    call_costs = [p.cost for p in parts.values()] + [r.pieces()[0] for r in jobs if not (split and r.parts)]
     if split:
         desc = f"{desc}, {len(parts)} seed groups of {sum(1 for r in jobs if r.parts)} of them apart"
     start = time.perf_counter()
@@ -232,22 +276,20 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
             return
         workers = pool.workers
         results = run_jobs(_call, calls, pool, call_costs, desc)
-    seconds = dict(zip(parts, results))
     records = [r for rs in results[len(parts):] for r in rs]
-    assemble = [(r, sum(seconds[p.key] for p in r.parts)) for r in jobs if split and r.parts]
+    assemble = [r for r in jobs if split and r.parts]  # their groups now stored: each build copies them
     if slurm and assemble:
-        records += [r for rs in run_slurm(_build_in_worker, [(scratch, r.name, r.key, r.build, spent)
-                                                             for r, spent in assemble],
+        records += [r for rs in run_slurm(_build_in_worker, [(scratch, r.name, r.key, r.build) for r in assemble],
                                           execution["slurm"], folder, "cells assembled from their seed groups") for r in rs]
     elif assemble:
         first = len(build_log.LOOKUPS)
-        for r, spent in assemble:
-            cached(scratch, r.name, r.key, r.build, spent)
+        for r in assemble:
+            cached(scratch, r.name, r.key, r.build)
         records += build_log.LOOKUPS[first:]
         del build_log.LOOKUPS[first:]
     build_log.LOOKUPS.extend(records)
     build_log.POOLS.append({"workers": workers, "wall": time.perf_counter() - start,
-                            "cell_seconds": sum(r["seconds"] for r in records if r["built"])})
+                            "cell_seconds": sum(r["seconds"] - r.get("reused", 0.0) for r in records if r["built"])})
 
 
 def _build_record(entry: Path) -> dict:

@@ -10,7 +10,9 @@ A cell's cache key (emergence/experiments/cache.py) is its configuration and the
 version of what training it executes (its import closure: editing the analysis, the report
 or the renderer retrains nothing). A cell shared by two sweeps trains once. A cell of several
 seed groups lists them as parts, which the executor may train in separate processes
-(`train_seed_group`) before the cell's own build assembles it from their finished states.
+(`train_seed_group`) before the cell's own build assembles it from their finished states. Each
+group's finished state is kept in the group store (cache.finished_group), keyed without the
+cell's seed count, so a cell given more seeds trains only the groups it adds.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ from typing import Iterator
 import xarray as xr
 
 from emergence.experiments import cellular_automata, linear_map
-from emergence.experiments.cache import Part, Request, build_missing, cached, intact_entry
+from emergence.experiments.cache import (MANIFEST, Part, Request, build_missing, cached, finished_group, group_entry,
+                                         intact_entry)
 from emergence.experiments.runner import (SECTION_KEYS, bias_hooks, prepare_device, run_training, runs_on,
                                           seed_groups, training_code_version)
 from emergence.io import atomic_dir, config_hash, read_netcdf, write_netcdf
@@ -60,6 +63,9 @@ class Budget:
     eval_every: int = number(1, 10_000_000)
     eval_sequences: int = number(1, 1_000_000)
     examples: Examples  # per-example answers kept (train.examples); per unit they are GBs at the paper's S
+
+
+SEED_FIELDS = ("n_seeds", "first_seed", "seeds_per_group")  # which seeds a cell trains, and how many at once
 
 
 def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "linear_map") -> dict:
@@ -99,56 +105,102 @@ def _task_file(cell: dict, task_path: Path | None, beside: Path) -> Iterator[Pat
         path.unlink(missing_ok=True)
 
 
-def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> None:
+def group_key(cell: dict, group: int) -> dict:
+    """A seed group's key in the group store: the cell's key without its seed count, first seed,
+    group size or checkpoints (a group's training writes every checkpoint either way), with the
+    group's seeds. A cell with more seeds than one trained before shares its first groups."""
     task = task_of(cell)
-    with _task_file(cell, task_path, folder) as path:
-        run_training(task_module(task), cell[task], path, folder / RESULTS,
-                     folder / "checkpoints" if with_checkpoints else None, scratch)
+    key = copy.deepcopy(cell_key(cell))
+    del key["checkpoints"]
+    for name in SEED_FIELDS:
+        del key["c"]["train"][name]
+    return {**key, "seeds": seed_groups(cell[task]["train"])[group]}
 
 
-def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int) -> float:
-    """Train one seed group of a cell to its end in the resume scratch that `run_training`
-    reads (emergence/experiments/runner.py, whose set-up this repeats: the runner is part of
-    every cell's code version, so sharing it would retrain every cell), so that the cell's build
-    then finds the group finished and trains nothing. Seed groups are independent trajectories,
-    so a cell's groups can train in separate processes (or SLURM tasks) and give the bytes one
-    process gives: tested against the whole build. Returns the seconds it took."""
-    start = time.perf_counter()
+def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int]) -> float:
+    """Leave `groups` of the cell trained to their end in the resume scratch that `run_training`
+    reads (emergence/experiments/runner.py, whose set-up this repeats: the runner is part of every
+    cell's code version, so sharing it would retrain every cell), each copied from the group store
+    or trained and stored (`finished_group`), so that `run_training` then trains nothing. Returns
+    the seconds of the groups copied (their training's, when it was done)."""
     task = task_of(cell)
     module, section = task_module(task), cell[task]
     train = section["train"]
-    groups = seed_groups(train)
+    every = seed_groups(train)
+    task_ds = read_netcdf(task_path)
+    device = prepare_device(train)
+    tensors = module.task_tensors(task_ds, section["task"]).to(device)
+    cfg = module.model_config(section["model"], module.layout_of(section["task"]))
+    run_config = {module.NAME: {k: section[k] for k in SECTION_KEYS}}
+    trajectory_key = {"config": run_config, **module.identity(task_ds)}
+    folder = scratch / f"{module.NAME}-{config_hash({'key': trajectory_key, 'code': training_code_version(module.__name__)})}"
+    train_hooks, eval_hooks = bias_hooks(section["bias"], tensors, cfg)
+    copied = 0.0
+    for g in groups:
+        seconds, trained = finished_group(
+            scratch, task, group_key(cell, g), folder / f"group{g}",
+            partial(train_group, every[g], cfg, tensors, train, folder / f"group{g}", g, len(every), device,
+                    train_hooks=train_hooks, eval_hooks=eval_hooks))
+        copied += 0.0 if trained else seconds
+    return copied
+
+
+def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
+    task = task_of(cell)
+    with _task_file(cell, task_path, folder) as path:
+        copied = _finish_groups(cell, scratch, path, list(range(len(seed_groups(cell[task]["train"])))))
+        run_training(task_module(task), cell[task], path, folder / RESULTS,
+                     folder / "checkpoints" if with_checkpoints else None, scratch)
+    return copied
+
+
+def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int) -> float:
+    """Train one seed group of a cell to its end and store it (`_finish_groups`), so that the
+    cell's build then finds it and trains nothing. Seed groups are independent trajectories, so a
+    cell's groups can train in separate processes (or SLURM tasks) and give the bytes one process
+    gives: tested against the whole build. Returns the seconds it took."""
+    start = time.perf_counter()
+    task = task_of(cell)
     beside = scratch / "cells" / f"{task}-{config_hash(cell_key(cell))}-group{group}"  # its task file's name
     beside.parent.mkdir(parents=True, exist_ok=True)
     with _task_file(cell, task_path, beside) as path:
-        task_ds = read_netcdf(path)
-        device = prepare_device(train)
-        tensors = module.task_tensors(task_ds, section["task"]).to(device)
-        cfg = module.model_config(section["model"], module.layout_of(section["task"]))
-        run_config = {module.NAME: {k: section[k] for k in SECTION_KEYS}}
-        trajectory_key = {"config": run_config, **module.identity(task_ds)}
-        folder = scratch / f"{module.NAME}-{config_hash({'key': trajectory_key, 'code': training_code_version(module.__name__)})}"
-        train_hooks, eval_hooks = bias_hooks(section["bias"], tensors, cfg)
-        train_group(groups[group], cfg, tensors, train, folder / f"group{group}", group, len(groups), device,
-                    train_hooks=train_hooks, eval_hooks=eval_hooks)
+        _finish_groups(cell, scratch, path, [group])
     return time.perf_counter() - start
+
+
+def seed_group_shares(train: dict) -> tuple[float, ...]:
+    """Each seed group's share of a cell's seeds."""
+    return tuple(len(g) / train["n_seeds"] for g in seed_groups(train))
 
 
 def group_shares(train: dict) -> tuple[float, ...]:
     """Each seed group's share of a cell's seeds (its parts' costs); () for a single group."""
-    groups = seed_groups(train)
-    return tuple(len(g) / train["n_seeds"] for g in groups) if len(groups) > 1 else ()
+    shares = seed_group_shares(train)
+    return shares if len(shares) > 1 else ()
+
+
+def stored_groups(cell: dict, scratch: Path) -> list[bool]:
+    """Whether the group store holds each of the cell's seed groups (by its entry's manifest:
+    the build checks the files)."""
+    task = task_of(cell)
+    return [(group_entry(scratch, task, group_key(cell, g)) / MANIFEST).exists()
+            for g in range(len(seed_groups(cell[task]["train"])))]
 
 
 def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Request:
-    """A cell's cache request (emergence/experiments/cache.py); a cell of several seed groups has
-    one part per group, which the executor may train apart (`train_seed_group`)."""
+    """A cell's cache request (emergence/experiments/cache.py): priced at its seed groups the
+    group store lacks; a cell of several seed groups has one part per group, which the executor
+    may train apart (`train_seed_group`)."""
     cost = cell_build_seconds(cell)
-    trajectory = config_hash(cell_key(cell))  # with or without checkpoints: one resume scratch
-    parts = tuple(Part(f"{trajectory}-group{g}", partial(train_seed_group, cell, scratch, task_path, g), cost * share)
-                  for g, share in enumerate(group_shares(cell[task_of(cell)]["train"])))
+    train = cell[task_of(cell)]["train"]
+    stored = stored_groups(cell, scratch)
+    todo = sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
+    task = task_of(cell)  # a part is its group's store entry: cells with and without checkpoints, or more seeds, share it
+    parts = tuple(Part(f"{task}-{config_hash(group_key(cell, g))}", partial(train_seed_group, cell, scratch, task_path, g),
+                       cost * share, stored[g])
+                  for g, share in enumerate(group_shares(train)))
     return Request(task_of(cell), cell_key(cell, with_checkpoints),
-                   partial(_build_cell, cell, scratch, with_checkpoints, task_path), cost, parts)
+                   partial(_build_cell, cell, scratch, with_checkpoints, task_path), cost, parts, todo)
 
 
 def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
