@@ -269,11 +269,11 @@ def _small_cell(task: str, n_seeds: int) -> dict:
 def test_a_cell_given_more_seeds_trains_only_the_seed_groups_it_adds(task, tmp_path, monkeypatch):
     """Seeds are an array axis, so a cell whose seed count grows keeps the groups it had: 4 -> 6
     seeds (groups of 2) trains one group, and the cell has the bytes of one built from nothing,
-    checkpoints included (the 4-seed cell had none); its recorded build time counts the stored
-    groups' seconds, and the planner prices only the new group. A cell of seeds 2-3 alone trains
-    nothing."""
+    merged checkpoints included; its recorded build time counts the stored groups' seconds, and
+    the planner prices only the new group. A cell of seeds 2-3 alone trains nothing; one without
+    checkpoints stores its groups without them."""
     four, six = _small_cell(task, 4), _small_cell(task, 6)
-    cells.trained_cell(copy.deepcopy(four), tmp_path / "scratch")
+    cells.trained_cell(copy.deepcopy(four), tmp_path / "scratch", with_checkpoints=True)
     request = cells.cell_request(copy.deepcopy(six), tmp_path / "scratch", with_checkpoints=True)
     assert [p.stored for p in request.parts] == [True, True, False] and request.todo == pytest.approx(1 / 3)
     (left, left_parts), (cold, cold_parts) = request.pieces(), request.pieces(cold=True)
@@ -282,7 +282,7 @@ def test_a_cell_given_more_seeds_trains_only_the_seed_groups_it_adds(task, tmp_p
     steps = _counting_steps(monkeypatch)
     grown = cells.trained_cell(copy.deepcopy(six), tmp_path / "scratch", with_checkpoints=True)
     assert len(steps) == 8  # one group's steps
-    stored = sum(cache._build_record(cache.group_entry(tmp_path / "scratch", task, cells.group_key(six, g)))["seconds"]
+    stored = sum(cache._build_record(cache.group_entry(tmp_path / "scratch", task, cells.group_key(six, g, True)))["seconds"]
                  for g in (0, 1))
     assert cache._build_record(grown)["seconds"] >= stored > 0
     whole = cells.trained_cell(copy.deepcopy(six), tmp_path / "cold", with_checkpoints=True)
@@ -290,8 +290,12 @@ def test_a_cell_given_more_seeds_trains_only_the_seed_groups_it_adds(task, tmp_p
     part = _small_cell(task, 2)
     part[task]["train"]["first_seed"] = 2
     del steps[:]
-    cells.trained_cell(part, tmp_path / "scratch")
+    cells.trained_cell(copy.deepcopy(part), tmp_path / "scratch", with_checkpoints=True)
     assert steps == []
+    cells.trained_cell(copy.deepcopy(part), tmp_path / "scratch")  # without checkpoints: a group of its own
+    assert len(steps) == 8
+    entry = cache.group_entry(tmp_path / "scratch", task, cells.group_key(part, 0))
+    assert (entry / "state.pt").exists() and not (entry / "checkpoints").exists()
 
 
 def test_a_damaged_stored_group_is_retrained_not_read(tmp_path, monkeypatch):

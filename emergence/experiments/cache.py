@@ -139,11 +139,13 @@ def group_entry(scratch: Path, name: str, key: object) -> Path:
     return scratch / "groups" / f"{name}-{config_hash(key)}"
 
 
-def finished_group(scratch: Path, name: str, key: object, folder: Path, train: Callable[[], object]) -> tuple[float, bool]:
+def finished_group(scratch: Path, name: str, key: object, folder: Path, train: Callable[[], object],
+                   leave_out: tuple[str, ...] = ()) -> tuple[float, bool]:
     """Leave in `folder` (the resume scratch a cell's build reads) one seed group trained to its
     end: copied from the group store where an intact entry `key` holds it, else trained there by
-    `train()` (resuming what `folder` holds) and then stored. Returns (the seconds its training
-    took, now or when the entry was built; whether it trained now)."""
+    `train()` (resuming what `folder` holds) and then stored, without the files named in
+    `leave_out` (a group's checkpoints, where its cell keeps none: 10x its state). Returns (the
+    seconds its training took, now or when the entry was built; whether it trained now)."""
     entry = group_entry(scratch, name, key)
     if _intact(entry):
         shutil.rmtree(folder, ignore_errors=True)
@@ -154,7 +156,7 @@ def finished_group(scratch: Path, name: str, key: object, folder: Path, train: C
     train()
     seconds = time.perf_counter() - start
     with atomic_dir(entry) as tmp:
-        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+        shutil.copytree(folder, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*leave_out))
         _seal(tmp, seconds)
     return seconds, True
 

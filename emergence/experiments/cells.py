@@ -105,19 +105,18 @@ def _task_file(cell: dict, task_path: Path | None, beside: Path) -> Iterator[Pat
         path.unlink(missing_ok=True)
 
 
-def group_key(cell: dict, group: int) -> dict:
-    """A seed group's key in the group store: the cell's key without its seed count, first seed,
-    group size or checkpoints (a group's training writes every checkpoint either way), with the
-    group's seeds. A cell with more seeds than one trained before shares its first groups."""
+def group_key(cell: dict, group: int, with_checkpoints: bool = False) -> dict:
+    """A seed group's key in the group store: the cell's key without its seed count, first seed or
+    group size, with the group's seeds. A cell with more seeds than one trained before shares its
+    first groups."""
     task = task_of(cell)
-    key = copy.deepcopy(cell_key(cell))
-    del key["checkpoints"]
+    key = copy.deepcopy(cell_key(cell, with_checkpoints))
     for name in SEED_FIELDS:
         del key["c"]["train"][name]
     return {**key, "seeds": seed_groups(cell[task]["train"])[group]}
 
 
-def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int]) -> float:
+def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int], with_checkpoints: bool) -> float:
     """Leave `groups` of the cell trained to their end in the resume scratch that `run_training`
     reads (emergence/experiments/runner.py, whose set-up this repeats: the runner is part of every
     cell's code version, so sharing it would retrain every cell), each copied from the group store
@@ -138,9 +137,9 @@ def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int]
     copied = 0.0
     for g in groups:
         seconds, trained = finished_group(
-            scratch, task, group_key(cell, g), folder / f"group{g}",
+            scratch, task, group_key(cell, g, with_checkpoints), folder / f"group{g}",
             partial(train_group, every[g], cfg, tensors, train, folder / f"group{g}", g, len(every), device,
-                    train_hooks=train_hooks, eval_hooks=eval_hooks))
+                    train_hooks=train_hooks, eval_hooks=eval_hooks), () if with_checkpoints else ("checkpoints",))
         copied += 0.0 if trained else seconds
     return copied
 
@@ -148,13 +147,15 @@ def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int]
 def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
     task = task_of(cell)
     with _task_file(cell, task_path, folder) as path:
-        copied = _finish_groups(cell, scratch, path, list(range(len(seed_groups(cell[task]["train"])))))
+        copied = _finish_groups(cell, scratch, path, list(range(len(seed_groups(cell[task]["train"])))),
+                                with_checkpoints)
         run_training(task_module(task), cell[task], path, folder / RESULTS,
                      folder / "checkpoints" if with_checkpoints else None, scratch)
     return copied
 
 
-def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int) -> float:
+def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int,
+                     with_checkpoints: bool = False) -> float:
     """Train one seed group of a cell to its end and store it (`_finish_groups`), so that the
     cell's build then finds it and trains nothing. Seed groups are independent trajectories, so a
     cell's groups can train in separate processes (or SLURM tasks) and give the bytes one process
@@ -164,7 +165,7 @@ def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: i
     beside = scratch / "cells" / f"{task}-{config_hash(cell_key(cell))}-group{group}"  # its task file's name
     beside.parent.mkdir(parents=True, exist_ok=True)
     with _task_file(cell, task_path, beside) as path:
-        _finish_groups(cell, scratch, path, [group])
+        _finish_groups(cell, scratch, path, [group], with_checkpoints)
     return time.perf_counter() - start
 
 
@@ -179,11 +180,11 @@ def group_shares(train: dict) -> tuple[float, ...]:
     return shares if len(shares) > 1 else ()
 
 
-def stored_groups(cell: dict, scratch: Path) -> list[bool]:
+def stored_groups(cell: dict, scratch: Path, with_checkpoints: bool = False) -> list[bool]:
     """Whether the group store holds each of the cell's seed groups (by its entry's manifest:
     the build checks the files)."""
     task = task_of(cell)
-    return [(group_entry(scratch, task, group_key(cell, g)) / MANIFEST).exists()
+    return [(group_entry(scratch, task, group_key(cell, g, with_checkpoints)) / MANIFEST).exists()
             for g in range(len(seed_groups(cell[task]["train"])))]
 
 
@@ -193,11 +194,11 @@ def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task
     may train apart (`train_seed_group`)."""
     cost = cell_build_seconds(cell)
     train = cell[task_of(cell)]["train"]
-    stored = stored_groups(cell, scratch)
+    stored = stored_groups(cell, scratch, with_checkpoints)
     todo = sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
-    task = task_of(cell)  # a part is its group's store entry: cells with and without checkpoints, or more seeds, share it
-    parts = tuple(Part(f"{task}-{config_hash(group_key(cell, g))}", partial(train_seed_group, cell, scratch, task_path, g),
-                       cost * share, stored[g])
+    task = task_of(cell)  # a part is its group's store entry: cells with more seeds share it
+    parts = tuple(Part(f"{task}-{config_hash(group_key(cell, g, with_checkpoints))}",
+                       partial(train_seed_group, cell, scratch, task_path, g, with_checkpoints), cost * share, stored[g])
                   for g, share in enumerate(group_shares(train)))
     return Request(task_of(cell), cell_key(cell, with_checkpoints),
                    partial(_build_cell, cell, scratch, with_checkpoints, task_path), cost, parts, todo)
