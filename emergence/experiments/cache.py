@@ -65,8 +65,8 @@ class Part(NamedTuple):
 
 class Request(NamedTuple):
     """An entry to build: `build(folder)` fills it (see `cached`); `cost` is its expected seconds
-    in this process with every core (emergence/experiments/cells.build_seconds), for what it
-    still has to train; `parts`, if any, may be built apart first (`splits`)."""
+    in this process with every core (emergence/experiments/cells.build_seconds), from nothing, of
+    which the share `todo` is still to train; `parts`, if any, may be built apart first (`splits`)."""
     name: str
     key: object
     build: Callable[[Path], float | None]
@@ -144,8 +144,9 @@ def finished_group(scratch: Path, name: str, key: object, folder: Path, train: C
     """Leave in `folder` (the resume scratch a cell's build reads) one seed group trained to its
     end: copied from the group store where an intact entry `key` holds it, else trained there by
     `train()` (resuming what `folder` holds) and then stored, without the files named in
-    `leave_out` (a group's checkpoints, where its cell keeps none: 10x its state). Returns (the
-    seconds its training took, now or when the entry was built; whether it trained now)."""
+    `leave_out` (a group's checkpoints, where its cell keeps none: 3x its final state on a
+    default sparsity cell). Returns (the seconds its training took, now or when the entry was
+    built; whether it trained now)."""
     entry = group_entry(scratch, name, key)
     if _intact(entry):
         shutil.rmtree(folder, ignore_errors=True)
