@@ -222,9 +222,8 @@ def stage_entries(params: dict, scratch: Path = SCRATCH,
 def _left(flops: float, seed_steps: float, request: Request, kind: tuple, train: dict) -> tuple:
     """An entry's stage_entries value: its FLOPs, seed-steps and modelled seconds (the request's
     cost) scaled to the seed groups the group store lacks, and those groups' shares of that."""
-    todo = request.todo
-    shares = tuple(p.cost / (request.cost * todo) for p in request.parts if not p.stored) if todo else ()
-    return flops * todo, seed_steps * todo, request.cost * todo, kind, train, shares
+    left, parts = request.pieces()
+    return flops * request.todo, seed_steps * request.todo, left, kind, train, tuple(c / left for c in parts) if left else ()
 
 
 def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = SCRATCH,

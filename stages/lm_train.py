@@ -9,7 +9,6 @@ not retrained; the missing ones are built in parallel where `execution` allows
 from-scratch variant's seed groups are kept in the group store, so more seeds train only the
 groups they add.
 """
-import copy
 import shutil
 import sys
 import time
@@ -17,9 +16,8 @@ from functools import partial
 from pathlib import Path
 
 from emergence.experiments import language_model as lm
-from emergence.experiments.cache import (MANIFEST, RECORDS, Part, Request, build_missing, cached, finished_group,
-                                         group_entry)
-from emergence.experiments.cells import SEED_FIELDS, build_seconds, group_shares, seed_group_shares
+from emergence.experiments.cache import RECORDS, Part, Request, build_missing, cached, finished_group
+from emergence.experiments.cells import build_seconds, group_shares, groups_left, seedless
 from emergence.experiments.runner import prepare_device, seed_groups
 from emergence.import_closure import module_code_version
 from emergence.io import atomic_dir, config_hash
@@ -39,10 +37,8 @@ def variant_seconds(section: dict, size: str, kind: str | None) -> float:
 def group_key(params: dict, size_name: str, group: int) -> dict:
     """A from-scratch variant's seed group in the group store: the variant's key without its seed
     count, first seed or group size, with the group's seeds (emergence/experiments/cells.group_key)."""
-    key = copy.deepcopy(lm.training_key(params, size_name, None))
-    for name in SEED_FIELDS:
-        del key["train"][name]
-    return {**key, "seeds": seed_groups(params["language_model"]["train"])[group]}
+    key = lm.training_key(params, size_name, None)
+    return {**key, "train": seedless(key["train"]), "seeds": seed_groups(params["language_model"]["train"])[group]}
 
 
 def _finish_groups(params: dict, size_name: str, scratch: Path, groups: list[int]) -> float:
@@ -62,13 +58,9 @@ def _finish_groups(params: dict, size_name: str, scratch: Path, groups: list[int
     key = config_hash({"key": {**run_config, **lm.identity(task_ds)}, "code": module_code_version(lm.__name__)})
     every = seed_groups(train)
     folder = scratch / f"lm-{size_name}-{key}"
-    copied = 0.0
-    for g in groups:
-        seconds, trained = finished_group(scratch, lm.NAME, group_key(params, size_name, g), folder / f"group{g}",
-                                          partial(train_group, every[g], cfg, task, train, folder / f"group{g}", g,
-                                                  len(every), device))
-        copied += 0.0 if trained else seconds
-    return copied
+    return sum(finished_group(scratch, lm.NAME, group_key(params, size_name, g), folder / f"group{g}",
+                              partial(train_group, every[g], cfg, task, train, folder / f"group{g}", g, len(every), device))
+               for g in groups)
 
 
 def train_variant_group(params: dict, size_name: str, scratch: Path, group: int) -> float:
@@ -99,12 +91,11 @@ def variant_requests(params: dict, scratch: Path) -> dict[str, Request]:
     out = {}
     for name, (size, kind) in lm.variants(section).items():
         key, cost = lm.training_key(params, size, kind), variant_seconds(section, size, kind)
-        stored = [False] if kind else [(group_entry(scratch, lm.NAME, group_key(params, size, g)) / MANIFEST).exists()
-                                       for g in range(len(seed_groups(train)))]
-        todo = 1.0 if kind else sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
+        keys = [group_key(params, size, g) for g in range(len(seed_groups(train)))]
+        stored, todo = ([False], 1.0) if kind else groups_left(scratch, lm.NAME, keys, train)
         parts = () if kind else tuple(
-            Part(f"{lm.NAME}-{config_hash(group_key(params, size, g))}",
-                 partial(train_variant_group, params, size, scratch, g), cost * share, stored[g])
+            Part(f"{lm.NAME}-{config_hash(keys[g])}", partial(train_variant_group, params, size, scratch, g),
+                 cost * share, stored[g])
             for g, share in enumerate(group_shares(train)))
         out[name] = Request(lm.NAME, key, partial(build_variant, params, size, scratch, kind), cost, parts, todo)
     return out

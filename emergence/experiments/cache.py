@@ -139,27 +139,31 @@ def group_entry(scratch: Path, name: str, key: object) -> Path:
     return scratch / "groups" / f"{name}-{config_hash(key)}"
 
 
+def group_stored(scratch: Path, name: str, key: object) -> bool:
+    """Whether the group store holds `key` (by its manifest, for planning: a build checks the files)."""
+    return (group_entry(scratch, name, key) / MANIFEST).exists()
+
+
 def finished_group(scratch: Path, name: str, key: object, folder: Path, train: Callable[[], object],
-                   leave_out: tuple[str, ...] = ()) -> tuple[float, bool]:
+                   leave_out: tuple[str, ...] = ()) -> float:
     """Leave in `folder` (the resume scratch a cell's build reads) one seed group trained to its
     end: copied from the group store where an intact entry `key` holds it, else trained there by
     `train()` (resuming what `folder` holds) and then stored, without the files named in
     `leave_out` (a group's checkpoints, where its cell keeps none: 3x its final state on a
-    default sparsity cell). Returns (the seconds its training took, now or when the entry was
-    built; whether it trained now)."""
+    default sparsity cell). Returns the seconds a copied group's training took when it was
+    done (0 where it trained now: the caller's clock counts that)."""
     entry = group_entry(scratch, name, key)
     if _intact(entry):
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(entry, folder, ignore=shutil.ignore_patterns(*RECORDS))
-        return _build_record(entry)["seconds"] or 0.0, False
+        return _build_record(entry)["seconds"] or 0.0
     shutil.rmtree(entry, ignore_errors=True)
     start = time.perf_counter()
     train()
-    seconds = time.perf_counter() - start
     with atomic_dir(entry) as tmp:
         shutil.copytree(folder, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*leave_out))
-        _seal(tmp, seconds)
-    return seconds, True
+        _seal(tmp, time.perf_counter() - start)
+    return 0.0
 
 
 def _bound(trains: list[dict]) -> bool:

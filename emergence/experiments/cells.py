@@ -29,7 +29,7 @@ from typing import Iterator
 import xarray as xr
 
 from emergence.experiments import cellular_automata, linear_map
-from emergence.experiments.cache import (MANIFEST, Part, Request, build_missing, cached, finished_group, group_entry,
+from emergence.experiments.cache import (Part, Request, build_missing, cached, finished_group, group_stored,
                                          intact_entry)
 from emergence.experiments.runner import (SECTION_KEYS, bias_hooks, prepare_device, run_training, runs_on,
                                           seed_groups, training_code_version)
@@ -109,11 +109,20 @@ def group_key(cell: dict, group: int, with_checkpoints: bool = False) -> dict:
     """A seed group's key in the group store: the cell's key without its seed count, first seed or
     group size, with the group's seeds. A cell with more seeds than one trained before shares its
     first groups."""
-    task = task_of(cell)
-    key = copy.deepcopy(cell_key(cell, with_checkpoints))
-    for name in SEED_FIELDS:
-        del key["c"]["train"][name]
-    return {**key, "seeds": seed_groups(cell[task]["train"])[group]}
+    key = cell_key(cell, with_checkpoints)
+    return {**key, "c": {**key["c"], "train": seedless(key["c"]["train"])},
+            "seeds": seed_groups(cell[task_of(cell)]["train"])[group]}
+
+
+def seedless(train: dict) -> dict:
+    """A `train` section without which seeds it trains (a seed group's key holds them itself)."""
+    return {k: v for k, v in train.items() if k not in SEED_FIELDS}
+
+
+def groups_left(scratch: Path, name: str, keys: list[dict], train: dict) -> tuple[list[bool], float]:
+    """(whether the group store holds each seed group of `keys`, the share of the seeds it lacks)."""
+    stored = [group_stored(scratch, name, key) for key in keys]
+    return stored, sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
 
 
 def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int], with_checkpoints: bool) -> float:
@@ -134,14 +143,11 @@ def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int]
     trajectory_key = {"config": run_config, **module.identity(task_ds)}
     folder = scratch / f"{module.NAME}-{config_hash({'key': trajectory_key, 'code': training_code_version(module.__name__)})}"
     train_hooks, eval_hooks = bias_hooks(section["bias"], tensors, cfg)
-    copied = 0.0
-    for g in groups:
-        seconds, trained = finished_group(
-            scratch, task, group_key(cell, g, with_checkpoints), folder / f"group{g}",
-            partial(train_group, every[g], cfg, tensors, train, folder / f"group{g}", g, len(every), device,
-                    train_hooks=train_hooks, eval_hooks=eval_hooks), () if with_checkpoints else ("checkpoints",))
-        copied += 0.0 if trained else seconds
-    return copied
+    return sum(finished_group(scratch, task, group_key(cell, g, with_checkpoints), folder / f"group{g}",
+                              partial(train_group, every[g], cfg, tensors, train, folder / f"group{g}", g, len(every),
+                                      device, train_hooks=train_hooks, eval_hooks=eval_hooks),
+                              () if with_checkpoints else ("checkpoints",))
+               for g in groups)
 
 
 def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
@@ -180,25 +186,17 @@ def group_shares(train: dict) -> tuple[float, ...]:
     return shares if len(shares) > 1 else ()
 
 
-def stored_groups(cell: dict, scratch: Path, with_checkpoints: bool = False) -> list[bool]:
-    """Whether the group store holds each of the cell's seed groups (by its entry's manifest:
-    the build checks the files)."""
-    task = task_of(cell)
-    return [(group_entry(scratch, task, group_key(cell, g, with_checkpoints)) / MANIFEST).exists()
-            for g in range(len(seed_groups(cell[task]["train"])))]
-
-
 def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Request:
     """A cell's cache request (emergence/experiments/cache.py): priced at its seed groups the
     group store lacks; a cell of several seed groups has one part per group, which the executor
     may train apart (`train_seed_group`)."""
-    cost = cell_build_seconds(cell)
-    train = cell[task_of(cell)]["train"]
-    stored = stored_groups(cell, scratch, with_checkpoints)
-    todo = sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
-    task = task_of(cell)  # a part is its group's store entry: cells with more seeds share it
-    parts = tuple(Part(f"{task}-{config_hash(group_key(cell, g, with_checkpoints))}",
-                       partial(train_seed_group, cell, scratch, task_path, g, with_checkpoints), cost * share, stored[g])
+    cost, task = cell_build_seconds(cell), task_of(cell)
+    train = cell[task]["train"]
+    keys = [group_key(cell, g, with_checkpoints) for g in range(len(seed_groups(train)))]
+    stored, todo = groups_left(scratch, task, keys, train)
+    # a part is its group's store entry: cells with more seeds share it
+    parts = tuple(Part(f"{task}-{config_hash(keys[g])}", partial(train_seed_group, cell, scratch, task_path, g,
+                                                                 with_checkpoints), cost * share, stored[g])
                   for g, share in enumerate(group_shares(train)))
     return Request(task_of(cell), cell_key(cell, with_checkpoints),
                    partial(_build_cell, cell, scratch, with_checkpoints, task_path), cost, parts, todo)
