@@ -460,7 +460,8 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
     budget's doing: the fit cannot bound a spread whose slow seeds it never saw end, and more
     seeds at that budget forecast a count (~116 for 8 of 10 censored) that a longer one avoids.
     It says so: a longer budget decides, and "needs the paper profile" where `paper_budget` (the
-    paper profile's steps) is longer."""
+    paper profile's steps) is longer; likewise where fewer than two seeds emerged at distinct
+    steps and the others were censored."""
     q25, q75 = km_quantile(arm.times, arm.censored, 0.25), km_quantile(arm.times, arm.censored, 0.75)
     sigma, est, (lo, hi) = lognormal_quartile_ratio(arm, threshold=min_quartile_ratio, alpha=alpha, budget=budget,
                                                     n_boot=n_boot, seed=seed)
@@ -469,10 +470,14 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
                             "seeds kept)", estimate=est, interval=(lo, hi), n=len(arm.times),
                   censored=int(arm.censored.sum()),
                   detectable=f"a quartile ratio of {min_quartile_ratio:g} once the interval excludes it")
+    longer = budget is not None and paper_budget is not None and paper_budget > budget
     if not math.isfinite(sigma):
-        return Verdict(**common, verdict="inconclusive",
+        # with seeds censored, the budget is what hides the spread, as for an interval unbounded above
+        by_budget = longer and bool(arm.censored.any())
+        return Verdict(**common, verdict="needs the paper profile" if by_budget else "inconclusive",
                        reason=f"{arm.events} of {len(arm.times)} seeds emerged, fewer than two at distinct steps: "
-                              f"a longer budget or more seeds decide")
+                              f"a longer budget or more seeds decide"
+                              + (f" (the paper profile trains {paper_budget:,.0f} steps)" if by_budget else ""))
     detail = (f"sigma of log step {sigma:.3g}: ratio {fmt_ratio(est)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}] against "
               f"{min_quartile_ratio:g} (Kaplan-Meier q25 {_fmt(q25)}, q75 {_fmt(q75)})")
     if lo >= min_quartile_ratio:
@@ -480,7 +485,6 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
     if hi < min_quartile_ratio:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the seeds emerge together")
     if math.isinf(hi) and arm.censored.any():
-        longer = budget is not None and paper_budget is not None and paper_budget > budget
         return Verdict(**common, verdict="needs the paper profile" if longer else "inconclusive",
                        reason=detail + f": {int(arm.censored.sum())} of {len(arm.times)} seeds censored at the budget "
                               "leave the spread unbounded above; a longer budget decides"

@@ -326,6 +326,18 @@ def test_times_vary_censored_at_the_budget_asks_for_a_longer_one():
     v = times_vary_across_seeds(bounded, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000,
                                 n_boot=500, paper_budget=20_000)
     assert math.isfinite(v.interval[1]) and "longer budget" not in v.reason
+    # one seed emerged, the rest censored: no spread to fit, and the budget is what hid it
+    one = Arm.of([640] + [1000] * 4, [False] + [True] * 4)
+    hidden = lambda paper_budget: times_vary_across_seeds(  # noqa: E731
+        one, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000, n_boot=500,
+        paper_budget=paper_budget)
+    assert math.isnan(hidden(None).estimate) and hidden(None).verdict == "inconclusive"
+    assert hidden(1000).verdict == "inconclusive"
+    assert hidden(20_000).verdict == "needs the paper profile" and "20,000 steps" in hidden(20_000).reason
+    # every seed emerged at one step: nothing censored, so no budget would help
+    same = Arm.of([700] * 4, [False] * 4)
+    assert times_vary_across_seeds(same, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000,
+                                   n_boot=500, paper_budget=20_000).verdict == "inconclusive"
 
 
 def test_times_vary_holds_fails_and_cannot_be_decided():
