@@ -370,15 +370,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
              for size, cap in pairs]
     v = vd.most_of(parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
 
-    def decides(p: Verdict) -> str:  # what an undecided part waits for: its forecast seeds, or a longer budget
-        if p.verdict not in ("inconclusive", "needs the paper profile") or not math.isfinite(p.estimate):
-            return ""
-        if math.isinf(p.interval[1]):
-            return " (a longer budget)"
-        need = vd.seeds_for_interval(p.estimate, p.interval, c["quartile_ratio"], p.n, c["alpha"], log=True)
-        return f" (~{need:,} seeds)" if math.isfinite(need) else ""
     each = "; ".join(f"{size} {cap}: {p.verdict}, {vd.fmt_ratio(p.estimate)} [{vd.fmt_ratio(p.interval[0])}, "
-                     f"{vd.fmt_ratio(p.interval[1])}]{decides(p)}" for (size, cap), p in zip(pairs, parts))
+                     f"{vd.fmt_ratio(p.interval[1])}]{vd.what_decides_spread(p, c['quartile_ratio'], c['alpha'])}" for (size, cap), p in zip(pairs, parts))
     out.append(("lm-random-times", replace(v, reason=v.reason + f" (size x capability pairs, quartile ratio against "
                                                                 f"{c['quartile_ratio']:g}): {each}")))
     if len(sizes) >= 2:

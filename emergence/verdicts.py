@@ -493,6 +493,19 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
     return Verdict(**common, verdict=verdict, reason=detail + tail)
 
 
+def what_decides_spread(v: Verdict, min_quartile_ratio: float, alpha: float) -> str:
+    """What an undecided `times_vary_across_seeds` verdict waits for, to list beside a composite's
+    part: " (a longer budget)" where censored seeds leave its interval unbounded above, " (~N
+    seeds)" where its interval straddles the threshold (`seeds_for_interval`); "" where it is
+    decided or nothing finite would decide it."""
+    if v.verdict not in ("inconclusive", "needs the paper profile") or not math.isfinite(v.estimate):
+        return ""
+    if math.isinf(v.interval[1]) and v.censored:
+        return " (a longer budget)"
+    need = seeds_for_interval(v.estimate, v.interval, min_quartile_ratio, v.n, alpha, log=True)
+    return f" (~{need:,} seeds)" if math.isfinite(need) else ""
+
+
 def row_median_bounds(values: np.ndarray, censored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each row's median where some of its entries are censored lower bounds, as the two order
     statistics that bracket it: the lower median (the ceil(m/2)-th smallest of its m defined

@@ -11,7 +11,7 @@ from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectabl
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, row_median_bounds,
-                                times_vary_across_seeds,
+                                times_vary_across_seeds, what_decides_spread,
                                 lognormal_quartile_ratio,
                                 any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
                                 seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation,
@@ -338,6 +338,21 @@ def test_times_vary_censored_at_the_budget_asks_for_a_longer_one():
     same = Arm.of([700] * 4, [False] * 4)
     assert times_vary_across_seeds(same, claim="1", statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000,
                                    n_boot=500, paper_budget=20_000).verdict == "inconclusive"
+
+
+def test_an_undecided_spread_says_what_would_decide_it():
+    censored = times_vary_across_seeds(Arm.of([580, 920] + [1000] * 8, [False, False] + [True] * 8), claim="1",
+                                       statement="", min_quartile_ratio=1.5, alpha=ALPHA, budget=1000, n_boot=500)
+    assert what_decides_spread(censored, 1.5, ALPHA) == " (a longer budget)"
+    rng = np.random.default_rng(1)
+    near = vary(Arm.of(np.exp(7 + 0.3 * rng.standard_normal(6)), np.zeros(6, bool)))
+    assert near.verdict == "inconclusive" and math.isfinite(near.interval[1])
+    need = seeds_for_interval(near.estimate, near.interval, 1.5, 6, ALPHA, log=True)
+    assert 6 < need < math.inf and what_decides_spread(near, 1.5, ALPHA) == f" (~{need:,} seeds)"
+    decided = vary(Arm.of(np.random.default_rng(0).lognormal(7, 0.8, 16), np.zeros(16, bool)))
+    assert decided.verdict == "reproduced" and what_decides_spread(decided, 1.5, ALPHA) == ""
+    one = vary(Arm.of([700, 700, 700, 3000], [False, False, False, True]))
+    assert math.isnan(one.estimate) and what_decides_spread(one, 1.5, ALPHA) == ""
 
 
 def test_times_vary_holds_fails_and_cannot_be_decided():
