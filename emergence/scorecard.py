@@ -369,9 +369,9 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                         paper_budget=paper_steps)
              for size, cap in pairs]
     v = vd.most_of(parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
-
     each = "; ".join(f"{size} {cap}: {p.verdict}, {vd.fmt_ratio(p.estimate)} [{vd.fmt_ratio(p.interval[0])}, "
-                     f"{vd.fmt_ratio(p.interval[1])}]{vd.what_decides_spread(p, c['quartile_ratio'], c['alpha'])}" for (size, cap), p in zip(pairs, parts))
+                     f"{vd.fmt_ratio(p.interval[1])}]{vd.what_decides_spread(p, c['quartile_ratio'], c['alpha'])}"
+                     for (size, cap), p in zip(pairs, parts))
     out.append(("lm-random-times", replace(v, reason=v.reason + f" (size x capability pairs, quartile ratio against "
                                                                 f"{c['quartile_ratio']:g}): {each}")))
     if len(sizes) >= 2:
