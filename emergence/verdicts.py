@@ -496,10 +496,13 @@ def times_vary_across_seeds(arm: Arm, *, claim: str, statement: str, min_quartil
 def what_decides_spread(v: Verdict, min_quartile_ratio: float, alpha: float) -> str:
     """What an undecided `times_vary_across_seeds` verdict waits for, to list beside a composite's
     part: " (a longer budget)" where censored seeds leave its interval unbounded above, " (~N
-    seeds)" where its interval straddles the threshold (`seeds_for_interval`); "" where it is
-    decided or nothing finite would decide it."""
-    if v.verdict not in ("inconclusive", "needs the paper profile") or not math.isfinite(v.estimate):
+    seeds)" where its interval straddles the threshold (`seeds_for_interval`), " (a longer budget
+    or more seeds)" where too few seeds emerged to fit a spread; "" where it is decided or
+    nothing finite would decide it."""
+    if v.verdict not in ("inconclusive", "needs the paper profile"):
         return ""
+    if not math.isfinite(v.estimate):
+        return " (a longer budget or more seeds)"
     if math.isinf(v.interval[1]) and v.censored:
         return " (a longer budget)"
     need = seeds_for_interval(v.estimate, v.interval, min_quartile_ratio, v.n, alpha, log=True)

@@ -352,7 +352,7 @@ def test_an_undecided_spread_says_what_would_decide_it():
     decided = vary(Arm.of(np.random.default_rng(0).lognormal(7, 0.8, 16), np.zeros(16, bool)))
     assert decided.verdict == "reproduced" and what_decides_spread(decided, 1.5, ALPHA) == ""
     one = vary(Arm.of([700, 700, 700, 3000], [False, False, False, True]))
-    assert math.isnan(one.estimate) and what_decides_spread(one, 1.5, ALPHA) == ""
+    assert math.isnan(one.estimate) and what_decides_spread(one, 1.5, ALPHA) == " (a longer budget or more seeds)"
 
 
 def test_times_vary_holds_fails_and_cannot_be_decided():
