@@ -89,12 +89,30 @@ def module_closure(module: str, root: Path = REPO_ROOT) -> list[str]:
     return closure([path], root)
 
 
+def executable_source(path: Path) -> str:
+    """What of a Python file can change what it does: its syntax tree without line numbers, with
+    comments, layout and string statements (docstrings) dropped. Training never reads a
+    docstring, so correcting one (or a comment) retrains nothing; any change to code does.
+    The dump's format is Python's: another minor version of Python may key the same code anew."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and any(map(_is_string_statement, statements)):
+                setattr(node, field, [s for s in statements if not _is_string_statement(s)] or [ast.Pass()])
+    return ast.dump(tree, include_attributes=False)
+
+
+def _is_string_statement(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
 def code_version(files: list[str], root: Path = REPO_ROOT) -> str:
-    """Package version plus a hash of these files' paths and bytes."""
+    """Package version plus a hash of these files' paths and executable source."""
     h = hashlib.sha256()
     for rel in sorted(files):
         h.update(rel.encode())
-        h.update((root / rel).read_bytes())
+        h.update(executable_source(root / rel).encode())
     return f"{emergence.__version__}+src.{h.hexdigest()[:12]}"
 
 

@@ -102,7 +102,3 @@ def _attr(v: Any) -> Any:
 def read_netcdf(path: Path | str) -> xr.Dataset:
     with xr.open_dataset(path, engine="netcdf4") as ds:
         return ds.load()
-
-
-def config_from_attrs(ds: xr.Dataset) -> dict:
-    return json.loads(ds.attrs["config"])

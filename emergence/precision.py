@@ -67,10 +67,6 @@ def training_autocast(precision: str, device: torch.device) -> contextlib.Abstra
     return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
-def cpu_autocast_active() -> bool:
-    return torch.is_autocast_enabled("cpu")
-
-
 def float32_core(fn):
     """Run `fn` in float32 with autocast off, its tensor arguments cast up: for the recurrent
     mixers' scans, whose products of exponentiated cumulative decays and triangular solves

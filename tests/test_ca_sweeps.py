@@ -50,12 +50,12 @@ def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
 
 def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
     sweep.run(params, tmp_path / "a", tmp_path / "scratch")
-    from emergence.experiments import cells
+    from emergence import train
 
     def boom(*args, **kwargs):
         raise AssertionError("a cached cell was retrained")
 
-    monkeypatch.setattr(cells, "run_training", boom)
+    monkeypatch.setattr(train, "train_step", boom)
     params["sweeps"]["ca_state_size"]["state_sizes"] = [5]  # a subset: every cell is cached
     sweep.run(params, tmp_path / "b", tmp_path / "scratch")
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["S0005.nc"]

@@ -100,9 +100,25 @@ def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_co
 def test_editing_the_trainer_changes_every_cell_key(package_copy):
     params = load_params()
     before = _keys(package_copy, params)
-    (package_copy / "emergence/train.py").write_text((package_copy / "emergence/train.py").read_text() + "\n# x\n")
+    (package_copy / "emergence/train.py").write_text((package_copy / "emergence/train.py").read_text() + "\n_x = 1\n")
     after = _keys(package_copy, params)
     assert len(before) > 10 and all(a != b for a, b in zip(before, after))
+
+
+def test_comments_docstrings_and_layout_of_the_trainer_keep_every_cell_key(package_copy):
+    """The keys follow what the code does: a corrected docstring or comment retrains nothing."""
+    params = load_params()
+    before = _keys(package_copy, params)
+    train = package_copy / "emergence/train.py"
+    source = train.read_text()
+    head, _, rest = source.partition('"""')  # the module docstring, rewritten
+    edited = head + '"""A docstring said otherwise.\n\n' + rest
+    edited = edited.replace("def train_step(", "# a comment\n\n\ndef train_step(", 1)
+    assert edited != source and "def train_step(" in source
+    train.write_text(edited)
+    assert _keys(package_copy, params) == before
+    train.write_text(edited.replace("def train_step(", "def train_step_(", 1))  # code, not text
+    assert all(a != b for a, b in zip(before, _keys(package_copy, params)))
 
 
 def test_stages_read_the_effective_params_not_the_profile_files():

@@ -1,7 +1,7 @@
 import pytest
 
+from emergence import train
 from emergence.config import ConfigError, load_params, validate
-from emergence.experiments import cells
 from emergence.experiments import sparsity_sweep as sweep
 from emergence.params import sparsities_on
 from stages.sweep_sparsity_summary import summarize
@@ -46,7 +46,7 @@ def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeyp
     first = sweep.run_row(params, "S06", row, tmp_path)
     assert first["sparsity"].values.tolist() == [1, 3]
     assert first["accuracy"].dims == ("sparsity", "seed", "step")
-    monkeypatch.setattr(cells, "run_training", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
+    monkeypatch.setattr(train, "train_step", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
     again = sweep.run_row(params, "S06", row, tmp_path)
     assert again.identical(first)
     summary = summarize({"S06": _write(tmp_path, first)}, params["linear_map"]["analysis"])

@@ -31,8 +31,8 @@ import xarray as xr
 from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.cache import (Part, Request, build_missing, cached, finished_group, group_stored,
                                          intact_entry)
-from emergence.experiments.runner import (SECTION_KEYS, bias_hooks, prepare_device, run_training, runs_on,
-                                          seed_groups, training_code_version)
+from emergence.experiments.runner import (SECTION_KEYS, PreparedTraining, prepare_training, runs_on, seed_groups,
+                                          train_prepared, training_code_version)
 from emergence.io import atomic_dir, config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig, parameter_count
 from emergence.schema import number
@@ -125,27 +125,16 @@ def groups_left(scratch: Path, name: str, keys: list[dict], train: dict) -> tupl
     return stored, sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
 
 
-def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int], with_checkpoints: bool) -> float:
-    """Leave `groups` of the cell trained to their end in the resume scratch that `run_training`
-    reads (emergence/experiments/runner.py, whose set-up this repeats: the runner is part of every
-    cell's code version, so sharing it would retrain every cell), each copied from the group store
-    or trained and stored (`finished_group`), so that `run_training` then trains nothing. Returns
-    the seconds of the groups copied (their training's, when it was done)."""
-    task = task_of(cell)
-    module, section = task_module(task), cell[task]
-    train = section["train"]
-    every = seed_groups(train)
-    task_ds = read_netcdf(task_path)
-    device = prepare_device(train)
-    tensors = module.task_tensors(task_ds, section["task"]).to(device)
-    cfg = module.model_config(section["model"], module.layout_of(section["task"]))
-    run_config = {module.NAME: {k: section[k] for k in SECTION_KEYS}}
-    trajectory_key = {"config": run_config, **module.identity(task_ds)}
-    folder = scratch / f"{module.NAME}-{config_hash({'key': trajectory_key, 'code': training_code_version(module.__name__)})}"
-    train_hooks, eval_hooks = bias_hooks(section["bias"], tensors, cfg)
+def _finish_groups(cell: dict, scratch: Path, run: PreparedTraining, groups: list[int], with_checkpoints: bool) -> float:
+    """Leave `groups` of the cell trained to their end in the resume scratch that `train_prepared`
+    reads, each copied from the group store or trained and stored (`finished_group`), so that
+    `train_prepared` then trains nothing. Returns the seconds of the groups copied (their
+    training's, when it was done)."""
+    task, train = task_of(cell), run.section["train"]
+    every, folder = seed_groups(train), run.resume_folder(scratch)
     return sum(finished_group(scratch, task, group_key(cell, g, with_checkpoints), folder / f"group{g}",
-                              partial(train_group, every[g], cfg, tensors, train, folder / f"group{g}", g, len(every),
-                                      device, train_hooks=train_hooks, eval_hooks=eval_hooks),
+                              partial(train_group, every[g], run.cfg, run.task, train, folder / f"group{g}", g,
+                                      len(every), run.device, train_hooks=run.train_hooks, eval_hooks=run.eval_hooks),
                               () if with_checkpoints else ("checkpoints",))
                for g in groups)
 
@@ -153,10 +142,10 @@ def _finish_groups(cell: dict, scratch: Path, task_path: Path, groups: list[int]
 def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
     task = task_of(cell)
     with _task_file(cell, task_path, folder) as path:
-        copied = _finish_groups(cell, scratch, path, list(range(len(seed_groups(cell[task]["train"])))),
+        run = prepare_training(task_module(task), cell[task], path)
+        copied = _finish_groups(cell, scratch, run, list(range(len(seed_groups(cell[task]["train"])))),
                                 with_checkpoints)
-        run_training(task_module(task), cell[task], path, folder / RESULTS,
-                     folder / "checkpoints" if with_checkpoints else None, scratch)
+        train_prepared(run, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None, scratch)
     return copied
 
 
@@ -171,7 +160,7 @@ def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: i
     beside = scratch / "cells" / f"{task}-{config_hash(cell_key(cell))}-group{group}"  # its task file's name
     beside.parent.mkdir(parents=True, exist_ok=True)
     with _task_file(cell, task_path, beside) as path:
-        _finish_groups(cell, scratch, path, [group], with_checkpoints)
+        _finish_groups(cell, scratch, prepare_training(task_module(task), cell[task], path), [group], with_checkpoints)
     return time.perf_counter() - start
 
 

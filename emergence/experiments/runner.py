@@ -73,6 +73,12 @@ def prepare_device(train: dict) -> torch.device:
     return resolve_device(train["device"])
 
 
+def resume_folder(scratch_root: Path, name: str, trajectory_key: object, code: str) -> Path:
+    """Where a run's seed groups keep their resumable state: keyed by everything that changes
+    the trajectory and by the training code version."""
+    return scratch_root / f"{name}-{config_hash({'key': trajectory_key, 'code': code})}"
+
+
 def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, scratch_name: str,
                 trajectory_key: object, code: str, checkpoint_dir: Path | None, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
@@ -81,8 +87,7 @@ def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, s
     """Train every seed group; returns (metric arrays with a leading seed axis, diverged_step, seeds).
     `code` (the training code version) joins the resume key; `init_model` (a SeedTransformer
     holding every seed) replaces the fresh initialisation."""
-    key = config_hash({"key": trajectory_key, "code": code})
-    scratch = scratch_root / f"{scratch_name}-{key}"
+    scratch = resume_folder(scratch_root, scratch_name, trajectory_key, code)
     groups = seed_groups(train)
     recorders = [train_group(seeds, cfg, task, train, scratch / f"group{gi}", gi, len(groups), device,
                              train_hooks=train_hooks, eval_hooks=eval_hooks, init_model=init_model)
@@ -160,24 +165,57 @@ def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
     return hooks, (hooks if bias["at_eval"] else {})
 
 
+@dataclass(frozen=True)
+class PreparedTraining:
+    """A synthetic task's section (task, model, train, bias) set up to train on this device: what
+    training it whole (`train_prepared`) and training one of its seed groups apart share."""
+    module: ModuleType
+    section: dict
+    task_ds: xr.Dataset
+    task: Task
+    cfg: ModelConfig
+    device: torch.device
+    run_config: dict
+    code: str
+    train_hooks: dict
+    eval_hooks: dict
+
+    @property
+    def trajectory_key(self) -> dict:
+        return {"config": self.run_config, **self.module.identity(self.task_ds)}
+
+    def resume_folder(self, scratch_root: Path) -> Path:
+        return resume_folder(scratch_root, self.module.NAME, self.trajectory_key, self.code)
+
+
+def prepare_training(task_module: ModuleType, section: dict, task_path: Path) -> PreparedTraining:
+    task_ds = read_netcdf(task_path)
+    device = prepare_device(section["train"])
+    task = task_module.task_tensors(task_ds, section["task"]).to(device)
+    cfg = task_module.model_config(section["model"], task_module.layout_of(section["task"]))
+    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
+    return PreparedTraining(task_module, section, task_ds, task, cfg, device,
+                            run_config={task_module.NAME: {k: section[k] for k in SECTION_KEYS}},
+                            code=training_code_version(task_module.__name__), train_hooks=train_hooks,
+                            eval_hooks=eval_hooks)
+
+
 def run_training(task_module: ModuleType, section: dict, task_path: Path, results_path: Path,
                  checkpoint_dir: Path | None, scratch_root: Path) -> xr.Dataset:
     """Train every seed of a synthetic task's section (task, model, train, bias), resuming from
     scratch, then write the results (and the checkpoints, unless checkpoint_dir is None) atomically."""
-    name = task_module.NAME
-    task_params, train = section["task"], section["train"]
-    task_ds = read_netcdf(task_path)
-    device = prepare_device(train)
-    task = task_module.task_tensors(task_ds, task_params).to(device)
-    cfg = task_module.model_config(section["model"], task_module.layout_of(task_params))
-    run_config = {name: {k: section[k] for k in SECTION_KEYS}}
-    code = training_code_version(task_module.__name__)
-    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
+    return train_prepared(prepare_training(task_module, section, task_path), results_path, checkpoint_dir, scratch_root)
+
+
+def train_prepared(run: PreparedTraining, results_path: Path, checkpoint_dir: Path | None,
+                   scratch_root: Path) -> xr.Dataset:
+    """`run_training` once its section is set up."""
+    module, train = run.module, run.section["train"]
     arrays, diverged, seeds = train_seeds(
-        task, cfg, train, scratch_root, name, trajectory_key={"config": run_config, **task_module.identity(task_ds)},
-        code=code, checkpoint_dir=checkpoint_dir, device=device, train_hooks=train_hooks, eval_hooks=eval_hooks)
-    ds = training_dataset(arrays, diverged, seeds, cfg, train, unit_dim=task_module.UNIT_DIM,
-                          unit_text=task_module.UNIT_TEXT, run_config=run_config, experiment=name, code=code,
-                          **task_module.result_layout(task_ds))
+        run.task, run.cfg, train, scratch_root, module.NAME, trajectory_key=run.trajectory_key, code=run.code,
+        checkpoint_dir=checkpoint_dir, device=run.device, train_hooks=run.train_hooks, eval_hooks=run.eval_hooks)
+    ds = training_dataset(arrays, diverged, seeds, run.cfg, train, unit_dim=module.UNIT_DIM,
+                          unit_text=module.UNIT_TEXT, run_config=run.run_config, experiment=module.NAME, code=run.code,
+                          **module.result_layout(run.task_ds))
     write_netcdf(ds, results_path)
     return ds
