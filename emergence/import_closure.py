@@ -94,7 +94,12 @@ def executable_source(path: Path) -> str:
     comments, layout and string statements (docstrings) dropped. Training never reads a
     docstring, so correcting one (or a comment) retrains nothing; any change to code does.
     The dump's format is Python's: another minor version of Python may key the same code anew."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    return _executable_source(path.read_text())
+
+
+@lru_cache(maxsize=None)
+def _executable_source(source: str) -> str:  # each text parsed once a process
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
