@@ -38,6 +38,7 @@ from emergence.summary_metrics import at_budget  # noqa: E402
 from emergence.tables import pipe_table  # noqa: E402
 
 WORKSPACE = "workspace"
+PROVENANCE = ("code_version", "torch_version")  # attributes that say how a result was made, not what it holds
 RESULTS = ("linear_map_results", "sparsity_summary", "ca_state_size_summary", "lm_probes")
 
 
@@ -76,7 +77,8 @@ def revision(rev: str, tree: Path, role: str, root: Path = REPO_ROOT) -> dict:
         path = tree / paths.get(key, "-")
         jsons[key] = json.loads(path.read_text()) if key in paths and path.is_file() else None
     label = rev if rev == WORKSPACE else _run(["git", "log", "-1", "--format=%h %s", rev], root).stdout.strip()
-    return {"rev": rev, "label": label, "role": f"{role} {label.split()[0]}", "params": flatten(merged_params(tree)),
+    return {"rev": rev, "label": label, "role": f"{role} {label.split()[0]}", "tree": tree,
+            "params": flatten(merged_params(tree)),
             "paths": paths, "results": result_hashes(tree), **jsons,
             **{key: read(key) for key in RESULTS}}
 
@@ -92,14 +94,64 @@ def result_hashes(tree: Path) -> dict[str, tuple[str, str]]:
             for out in stage.get("outs", [])}
 
 
+def netcdf_change(a: Path, b: Path) -> str:
+    """What differs between two versions of one NetCDF file: "" where nothing does, else the
+    variables and coordinates whose values differ and the attributes that do, those that only
+    record how the result was made (PROVENANCE) told apart: a refactor that reproduces every
+    number reads "provenance only"."""
+    x, y = read_netcdf(a), read_netcdf(b)
+    values = sorted(name for name in set(x.variables) | set(y.variables)
+                    if name not in x.variables or name not in y.variables or not x[name].identical(y[name]))
+    attrs = sorted(k for k in set(x.attrs) | set(y.attrs) if not _same_attr(x.attrs.get(k), y.attrs.get(k)))
+    made = [k for k in attrs if k in PROVENANCE]
+    kept = [k for k in attrs if k not in PROVENANCE]
+    if not values and not kept:
+        return f"provenance only ({', '.join(made)})" if made else ""
+    parts = ([f"values: {_few(values)}"] if values else []) + ([f"attributes: {_few(kept)}"] if kept else [])
+    return "; ".join(parts)
+
+
+def _same_attr(a, b) -> bool:
+    return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else a == b
+
+
+def _few(names: list[str], most: int = 4) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def output_change(a: Path, b: Path) -> str:
+    """What differs between two versions of an output, a file or a folder of them: each NetCDF
+    file read (`netcdf_change`), any other file by its bytes. A folder's account counts its files
+    by what differs."""
+    if a.is_file() and b.is_file():
+        if a.read_bytes() == b.read_bytes():
+            return ""
+        return netcdf_change(a, b) if a.suffix == ".nc" else "bytes"
+    if not (a.is_dir() and b.is_dir()):
+        return ("not read: a revision's copy is not in the DVC cache" if not (a.exists() and b.exists())
+                else "a file in one, a folder in the other")
+    files = lambda root: {p.relative_to(root) for p in root.rglob("*") if p.is_file()}  # noqa: E731
+    fa, fb = files(a), files(b)
+    counts: dict[str, int] = {}
+    for rel in sorted(fa | fb):
+        what = ("only in base" if rel not in fb else "only in head" if rel not in fa
+                else output_change(a / rel, b / rel))
+        if what:
+            counts[what] = counts.get(what, 0) + 1
+    return "; ".join(f"{n} of {len(fa | fb)} files: {what}" for what, n in counts.items())
+
+
 def result_diff(base: dict, head: dict) -> tuple[pd.DataFrame, int]:
-    """The outputs whose recorded hash differs (or that one revision lacks), with their stage
-    and both hashes' first 8 characters; and how many are the same in both."""
+    """The outputs whose recorded hash differs (or that one revision lacks), with their stage,
+    both hashes' first 8 characters and what differs in them (`output_change`, where both trees
+    hold the output); and how many are the same in both."""
     a, b = base["results"], head["results"]
     short = lambda rec: rec[1][:8] if rec else "(absent)"  # noqa: E731
-    rows = [(path, (b.get(path) or a.get(path))[0], short(a.get(path)), short(b.get(path)))
+    rows = [(path, (b.get(path) or a.get(path))[0], short(a.get(path)), short(b.get(path)),
+             output_change(base["tree"] / path, head["tree"] / path) if a.get(path) and b.get(path) else "")
             for path in sorted(set(a) | set(b)) if a.get(path) != b.get(path)]
-    return pd.DataFrame(rows, columns=["result", "stage", "base", "head"]), len(set(a) | set(b)) - len(rows)
+    return (pd.DataFrame(rows, columns=["result", "stage", "base", "head", "what differs"]),
+            len(set(a) | set(b)) - len(rows))
 
 
 def _results_section(base: dict, head: dict) -> str:
@@ -107,7 +159,10 @@ def _results_section(base: dict, head: dict) -> str:
     if lacking:
         return f"Not known: {'; '.join(lacking)} has no dvc.lock."
     df, same = result_diff(base, head)
-    return _table(df, "None.") + f"\n\n{same} other results have the same hash in both revisions' dvc.lock."
+    return (_table(df, "None.") + f"\n\n{same} other results have the same hash in both revisions' dvc.lock."
+            + (" \"Provenance only\": the same numbers, recorded as made by other code (a changed "
+               "`code_version`: the training code's syntax, not its comments) or another torch."
+               if df["what differs"].str.contains("provenance only").any() else ""))
 
 
 def verdict_diff(base: dict, head: dict) -> pd.DataFrame:

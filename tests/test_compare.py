@@ -23,3 +23,43 @@ def test_a_result_the_lock_records_but_the_cache_lacks_says_it_ran_elsewhere():
 def test_a_result_never_produced_says_so():
     note = _lacks([_rev("base 4e68b8a", object(), True), _rev("head c6826fa", None, False)], "linear_map_results")
     assert "head c6826fa has no `linear_map_results`: that revision never produced it" in note
+
+
+def _result(path, loss, **attrs):
+    import numpy as np
+    import xarray as xr
+
+    from emergence.io import write_netcdf
+
+    ds = xr.Dataset({"loss": (("seed",), np.array(loss, dtype=float))}, coords={"seed": np.arange(len(loss))},
+                    attrs={"config": "{}", "code_version": "0.1+src.a", **attrs})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_netcdf(ds, path)
+    return path
+
+
+def test_what_differs_tells_a_changed_code_version_from_changed_numbers(tmp_path):
+    from emergence.compare import output_change
+
+    base = _result(tmp_path / "a" / "r.nc", [1.0, 2.0])
+    assert output_change(base, _result(tmp_path / "b" / "r.nc", [1.0, 2.0])) == ""
+    assert output_change(base, _result(tmp_path / "c" / "r.nc", [1.0, 2.0], code_version="0.1+src.b")) \
+        == "provenance only (code_version)"
+    assert output_change(base, _result(tmp_path / "d" / "r.nc", [1.0, 2.5], code_version="0.1+src.b")) == "values: loss"
+    assert output_change(base, _result(tmp_path / "e" / "r.nc", [1.0, 2.0], config='{"a": 1}')) == "attributes: config"
+
+
+def test_a_folder_output_counts_its_files_by_what_differs(tmp_path):
+    from emergence.compare import output_change
+
+    for name, loss, code in (("S4", [1.0], "x"), ("S8", [2.0], "x")):
+        _result(tmp_path / "base" / f"{name}.nc", loss, code_version=code)
+    _result(tmp_path / "head" / "S4.nc", [1.0], code_version="y")
+    _result(tmp_path / "head" / "S8.nc", [3.0], code_version="y")
+    _result(tmp_path / "head" / "S16.nc", [1.0])
+    (tmp_path / "base" / "notes.txt").write_text("a")
+    (tmp_path / "head" / "notes.txt").write_text("b")
+    assert output_change(tmp_path / "base", tmp_path / "head").split("; ") == [
+        "1 of 4 files: only in head", "1 of 4 files: provenance only (code_version)", "1 of 4 files: values: loss",
+        "1 of 4 files: bytes"]
+    assert output_change(tmp_path / "base", tmp_path / "absent").startswith("not read")

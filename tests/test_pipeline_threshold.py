@@ -41,6 +41,7 @@ def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revis
         assert re.findall(r"<td[^>]*>([a-z_]+\.[\w.]+)</td>", changed) == ["linear_map.analysis.plateau_threshold"]
         results = page.split('id="results-that-changed"')[1].split('id="verdicts-that-changed"')[0]
         assert "data/linear_map/analysis.nc" in results and "linear_map_analyse" in results
+        assert "values: " in results  # what differs in it, read from both files
         assert "data/linear_map/train.nc" not in results and "other results have the same hash" in results
         metrics = page.split('id="summary-metrics-that-changed"')[1].split('id="key-figures"')[0]
         assert "km_median_plateau_end" in metrics and "language_models." not in metrics  # what moved, only that
