@@ -111,6 +111,10 @@ def netcdf_change(a: Path, b: Path) -> str:
     return "; ".join(parts)
 
 
+def _without_provenance(ds):
+    return ds.drop_attrs(deep=False).assign_attrs({k: v for k, v in ds.attrs.items() if k not in PROVENANCE})
+
+
 def _same_attr(a, b) -> bool:
     return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else a == b
 
@@ -262,7 +266,7 @@ def figures(base: dict, head: dict, out_dir: Path) -> list[str]:
         fig.savefig(out_dir / name, dpi=110)
         plt.close(fig)
         same = (" The two revisions' results here are identical, so their lines coincide."
-                if len(have) == 2 and base[key].identical(head[key]) else "")
+                if len(have) == 2 and _without_provenance(base[key]).identical(_without_provenance(head[key])) else "")
         blocks.append(f"![{caption} Base dashed, head solid.{same}{_lacks([base, head], key)}]({name})")
     return blocks
 

@@ -63,3 +63,20 @@ def test_a_folder_output_counts_its_files_by_what_differs(tmp_path):
         "1 of 4 files: only in head", "1 of 4 files: provenance only (code_version)", "1 of 4 files: values: loss",
         "1 of 4 files: bytes"]
     assert output_change(tmp_path / "base", tmp_path / "absent").startswith("not read")
+
+
+def test_a_figure_drawn_from_the_same_numbers_says_its_lines_coincide(tmp_path, monkeypatch):
+    """Across a refactor that changed only the code version, both revisions draw the same curve."""
+    from emergence import compare
+    from emergence.io import read_netcdf
+
+    def rev(role, code, shift=0.0):
+        ds = read_netcdf(_result(tmp_path / role / "r.nc", [1.0, 2.0 + shift], code_version=code))
+        return {"role": role, "paths": {}, "results": {}, "probe": ds}
+
+    draw = lambda ax, r, style, colour: ax.plot(r["probe"]["loss"].values, style, color=colour, label=r["role"])  # noqa: E731
+    monkeypatch.setattr(compare, "FIGURES", [("probe", draw, "seed", "loss", "Loss.")])
+    (same,) = compare.figures(rev("base", "a"), rev("head", "b"), tmp_path / "page")
+    assert "lines coincide" in same
+    (moved,) = compare.figures(rev("base", "a"), rev("moved", "b", shift=1.0), tmp_path / "page")
+    assert "lines coincide" not in moved
