@@ -18,8 +18,7 @@ from pathlib import Path
 from emergence.experiments import language_model as lm
 from emergence.experiments.cache import RECORDS, Part, Request, build_missing, cached, finished_group
 from emergence.experiments.cells import build_seconds, group_shares, groups_left, seedless
-from emergence.experiments.runner import prepare_device, seed_groups
-from emergence.import_closure import module_code_version
+from emergence.experiments.runner import seed_groups
 from emergence.io import atomic_dir, config_hash
 from emergence.stage import SCRATCH, stage_run
 from emergence.train import train_group
@@ -43,23 +42,15 @@ def group_key(params: dict, size_name: str, group: int) -> dict:
 
 def _finish_groups(params: dict, size_name: str, scratch: Path, groups: list[int]) -> float:
     """Leave `groups` of a from-scratch variant trained to their end in the resume scratch that
-    `lm.train_size` reads (whose set-up this repeats: that module is part of the variants' code
-    version, so sharing it would retrain them), each copied from the group store or trained and
-    stored, so that the variant's build then trains nothing. Returns the seconds of the groups
-    copied (their training's, when it was done)."""
-    section = params["language_model"]
-    train, size = section["train"], section["sizes"][size_name]
-    device = prepare_device(train)
-    task_ds = lm.build_task(section)
-    task = lm.task_tensors(task_ds, section).to(device)
-    cfg = lm.model_config(size, lm.layout_of(section))
-    run_config = {"language_model": {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": size,
-                                     "train": train, "pretraining": lm.pretraining_of(section, None)}}
-    key = config_hash({"key": {**run_config, **lm.identity(task_ds)}, "code": module_code_version(lm.__name__)})
-    every = seed_groups(train)
-    folder = scratch / f"lm-{size_name}-{key}"
+    `lm.train_size` reads, each copied from the group store or trained and stored, so that the
+    variant's build then trains nothing. Returns the seconds of the groups copied (their
+    training's, when it was done)."""
+    train = params["language_model"]["train"]
+    run, every = lm.prepare_size(params, size_name, scratch), seed_groups(train)
+    folder = run.resume_folder
     return sum(finished_group(scratch, lm.NAME, group_key(params, size_name, g), folder / f"group{g}",
-                              partial(train_group, every[g], cfg, task, train, folder / f"group{g}", g, len(every), device))
+                              partial(train_group, every[g], run.cfg, run.task, train, folder / f"group{g}", g,
+                                      len(every), run.device))
                for g in groups)
 
 
