@@ -16,12 +16,11 @@ from functools import partial
 from pathlib import Path
 
 from emergence.experiments import language_model as lm
-from emergence.experiments.cache import RECORDS, Part, Request, build_missing, cached, finished_group
-from emergence.experiments.cells import build_seconds, group_shares, groups_left, seedless
+from emergence.experiments.cache import RECORDS, Part, Request, build_missing, cached
+from emergence.experiments.cells import build_seconds, finish_groups, group_shares, groups_left, seedless
 from emergence.experiments.runner import seed_groups
 from emergence.io import atomic_dir, config_hash
 from emergence.stage import SCRATCH, stage_run
-from emergence.train import train_group
 
 
 def variant_seconds(section: dict, size: str, kind: str | None) -> float:
@@ -41,17 +40,11 @@ def group_key(params: dict, size_name: str, group: int) -> dict:
 
 
 def _finish_groups(params: dict, size_name: str, scratch: Path, groups: list[int]) -> float:
-    """Leave `groups` of a from-scratch variant trained to their end in the resume scratch that
-    `lm.train_size` reads, each copied from the group store or trained and stored, so that the
-    variant's build then trains nothing. Returns the seconds of the groups copied (their
-    training's, when it was done)."""
-    train = params["language_model"]["train"]
-    run, every = lm.prepare_size(params, size_name, scratch), seed_groups(train)
-    folder = run.resume_folder
-    return sum(finished_group(scratch, lm.NAME, group_key(params, size_name, g), folder / f"group{g}",
-                              partial(train_group, every[g], run.cfg, run.task, train, folder / f"group{g}", g,
-                                      len(every), run.device))
-               for g in groups)
+    """Leave `groups` of a from-scratch variant trained to their end for `lm.train_size`
+    (emergence/experiments/cells.finish_groups). Returns the seconds of the groups copied."""
+    n_groups = len(seed_groups(params["language_model"]["train"]))
+    return finish_groups(lm.prepare_size(params, size_name), scratch,
+                         [group_key(params, size_name, g) for g in range(n_groups)], groups)
 
 
 def train_variant_group(params: dict, size_name: str, scratch: Path, group: int) -> float:

@@ -125,33 +125,38 @@ def groups_left(scratch: Path, name: str, keys: list[dict], train: dict) -> tupl
     return stored, sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
 
 
-def _finish_groups(cell: dict, scratch: Path, run: PreparedTraining, groups: list[int], with_checkpoints: bool) -> float:
-    """Leave `groups` of the cell trained to their end in the resume scratch that `train_prepared`
-    reads, each copied from the group store or trained and stored (`finished_group`), so that
-    `train_prepared` then trains nothing. Returns the seconds of the groups copied (their
-    training's, when it was done)."""
-    task, train = task_of(cell), run.section["train"]
-    every, folder = seed_groups(train), run.resume_folder(scratch)
-    return sum(finished_group(scratch, task, group_key(cell, g, with_checkpoints), folder / f"group{g}",
-                              partial(train_group, every[g], run.cfg, run.task, train, folder / f"group{g}", g,
+def finish_groups(run: PreparedTraining, scratch: Path, keys: list[dict], groups: list[int],
+                  leave_out: tuple[str, ...] = ()) -> float:
+    """Leave `groups` of a prepared run trained to their end in the resume scratch that
+    `train_prepared` reads, each copied from the group store (group g under `keys[g]`) or trained
+    and stored without the files in `leave_out` (`finished_group`), so that `train_prepared` then
+    trains nothing. Returns the seconds of the groups copied (their training's, when it was done)."""
+    every, folder = seed_groups(run.train), run.resume_folder(scratch)
+    return sum(finished_group(scratch, run.module.NAME, keys[g], folder / f"group{g}",
+                              partial(train_group, every[g], run.cfg, run.task, run.train, folder / f"group{g}", g,
                                       len(every), run.device, train_hooks=run.train_hooks, eval_hooks=run.eval_hooks),
-                              () if with_checkpoints else ("checkpoints",))
+                              leave_out)
                for g in groups)
+
+
+def _finish_cell_groups(cell: dict, scratch: Path, run: PreparedTraining, groups: list[int],
+                        with_checkpoints: bool) -> float:
+    keys = [group_key(cell, g, with_checkpoints) for g in range(len(seed_groups(run.train)))]
+    return finish_groups(run, scratch, keys, groups, () if with_checkpoints else ("checkpoints",))
 
 
 def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
     task = task_of(cell)
     with _task_file(cell, task_path, folder) as path:
         run = prepare_training(task_module(task), cell[task], path)
-        copied = _finish_groups(cell, scratch, run, list(range(len(seed_groups(cell[task]["train"])))),
-                                with_checkpoints)
+        copied = _finish_cell_groups(cell, scratch, run, list(range(len(seed_groups(run.train)))), with_checkpoints)
         train_prepared(run, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None, scratch)
     return copied
 
 
 def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int,
                      with_checkpoints: bool = False) -> float:
-    """Train one seed group of a cell to its end and store it (`_finish_groups`), so that the
+    """Train one seed group of a cell to its end and store it (`finish_groups`), so that the
     cell's build then finds it and trains nothing. Seed groups are independent trajectories, so a
     cell's groups can train in separate processes (or SLURM tasks) and give the bytes one process
     gives: tested against the whole build. Returns the seconds it took."""
@@ -160,7 +165,8 @@ def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: i
     beside = scratch / "cells" / f"{task}-{config_hash(cell_key(cell))}-group{group}"  # its task file's name
     beside.parent.mkdir(parents=True, exist_ok=True)
     with _task_file(cell, task_path, beside) as path:
-        _finish_groups(cell, scratch, prepare_training(task_module(task), cell[task], path), [group], with_checkpoints)
+        _finish_cell_groups(cell, scratch, prepare_training(task_module(task), cell[task], path), [group],
+                            with_checkpoints)
     return time.perf_counter() - start
 
 

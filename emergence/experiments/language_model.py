@@ -12,8 +12,8 @@ the cell cache, keyed by its configuration and this module's import closure.
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -21,8 +21,7 @@ import torch
 import xarray as xr
 
 from emergence.import_closure import module_code_version
-from emergence.experiments.runner import prepare_device, resume_folder, runs_on, train_seeds, training_dataset
-from emergence.io import write_netcdf
+from emergence.experiments.runner import PreparedTraining, prepare, runs_on, train_prepared, train_seeds
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.schema import ConfigError, number
 from emergence.tasks import corpus as cp
@@ -246,48 +245,24 @@ def pretrain(params: dict, size_name: str, kind: str, scratch, device):
     return model
 
 
-@dataclass(frozen=True)
-class PreparedSize:
+def prepare_size(params: dict, size_name: str, pretraining: str | None = None) -> PreparedTraining:
     """One size (or its twin) set up to train on this device: what training it whole
     (`train_size`) and training one of its seed groups apart (stages/lm_train.py) share."""
-    task_ds: xr.Dataset
-    task: Task
-    cfg: ModelConfig
-    device: torch.device
-    run_config: dict
-    code: str
-    resume_folder: Path  # where its seed groups keep their resumable state
-
-
-def prepare_size(params: dict, size_name: str, scratch: Path, pretraining: str | None = None) -> PreparedSize:
     section = params["language_model"]
     train, size = section["train"], section["sizes"][size_name]
-    device = prepare_device(train)
-    task_ds = build_task(section)
     run_config = {"language_model": {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": size,
                                      "train": train, "pretraining": pretraining_of(section, pretraining)}}
-    code = module_code_version(__name__)
-    return PreparedSize(task_ds, task_tensors(task_ds, section).to(device), model_config(size, layout_of(section)),
-                        device, run_config, code,
-                        resume_folder(scratch, f"lm-{size_name}", {**run_config, **identity(task_ds)}, code))
+    return prepare(sys.modules[__name__], build_task(section), section, size, train, run_config,
+                   code=module_code_version(__name__), name=f"lm-{size_name}")
 
 
 def train_size(params: dict, size_name: str, out_dir, scratch, pretraining: str | None = None) -> xr.Dataset:
     """Train every seed of one size (after pre-pretraining on the task `pretraining`, if given);
     write out_dir/train.nc and out_dir/checkpoints/."""
-    train = params["language_model"]["train"]
-    run = prepare_size(params, size_name, scratch, pretraining)
+    run = prepare_size(params, size_name, pretraining)
     init = pretrain(params, size_name, pretraining, scratch, run.device) if pretraining else None
-    arrays, diverged, seeds = train_seeds(run.task, run.cfg, train, scratch, f"lm-{size_name}",
-                                          trajectory_key={**run.run_config, **identity(run.task_ds)}, code=run.code,
-                                          checkpoint_dir=out_dir / "checkpoints", device=run.device, init_model=init)
-    layout = result_layout(run.task_ds)
-    ds = training_dataset(arrays, diverged, seeds, run.cfg, train, unit_dim=UNIT_DIM, unit_text=UNIT_TEXT,
-                          run_config=run.run_config, experiment=NAME, code=run.code,
-                          extra_attrs={"size": size_name, "pretraining": pretraining or "none",
-                                       **layout["extra_attrs"]})
-    write_netcdf(ds, out_dir / "train.nc")
-    return ds
+    return train_prepared(run, out_dir / "train.nc", out_dir / "checkpoints", scratch, init_model=init,
+                          attrs={"size": size_name, "pretraining": pretraining or "none"})
 
 
 def training_key(params: dict, size_name: str, pretraining: str | None) -> dict:

@@ -1,12 +1,12 @@
 """Shared by every experiment that trains: seed groups -> one results Dataset.
 
-A synthetic task (the linear map, the cellular automata) is a module that implements the
-task protocol below; `run_training` trains its params section with the shared trainer
-(resumable through a scratch folder keyed by everything that changes the trajectory),
-merges the checkpoints and lays the recorded arrays out with named dimensions. The language
-models use `train_seeds` and `training_dataset` directly.
+A task (the linear map, the cellular automata, the language models' corpus) is a module that
+implements the task protocol below; `prepare` sets one up on this device and `train_prepared`
+trains it with the shared trainer (resumable through a scratch folder keyed by everything that
+changes the trajectory), merges the checkpoints and lays the recorded arrays out with named
+dimensions. `run_training` does both for a synthetic task's params section.
 
-Task protocol (emergence/experiments/linear_map.py, cellular_automata.py):
+Task protocol (emergence/experiments/linear_map.py, cellular_automata.py, language_model.py):
     NAME, UNIT_DIM, UNIT_TEXT            params section, output-unit dimension and its description
     layout_of(task_params)               the task's shape
     build_task(task_params) -> Dataset   the fixed task (matrix, rule pool) and its evaluation set
@@ -167,37 +167,45 @@ def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
 
 @dataclass(frozen=True)
 class PreparedTraining:
-    """A synthetic task's section (task, model, train, bias) set up to train on this device: what
-    training it whole (`train_prepared`) and training one of its seed groups apart share."""
+    """A task of the protocol above set up to train on this device: what training it whole
+    (`train_prepared`) and training one of its seed groups apart share. `name` names its resume
+    scratch; `run_config` is what its results record as their config."""
     module: ModuleType
-    section: dict
+    name: str
+    train: dict
     task_ds: xr.Dataset
     task: Task
     cfg: ModelConfig
     device: torch.device
     run_config: dict
     code: str
-    train_hooks: dict
-    eval_hooks: dict
+    train_hooks: dict | None = None
+    eval_hooks: dict | None = None
 
     @property
     def trajectory_key(self) -> dict:
         return {"config": self.run_config, **self.module.identity(self.task_ds)}
 
     def resume_folder(self, scratch_root: Path) -> Path:
-        return resume_folder(scratch_root, self.module.NAME, self.trajectory_key, self.code)
+        return resume_folder(scratch_root, self.name, self.trajectory_key, self.code)
+
+
+def prepare(module: ModuleType, task_ds: xr.Dataset, task_params: dict, model_params: dict, train: dict,
+            run_config: dict, code: str, name: str | None = None, bias: dict | None = None) -> PreparedTraining:
+    """`module`'s task (its `task_ds`, built from `task_params`) and model set up on this device,
+    with the attention-bias hooks of `bias` if given."""
+    device = prepare_device(train)
+    task = module.task_tensors(task_ds, task_params).to(device)
+    cfg = module.model_config(model_params, module.layout_of(task_params))
+    hooks = bias_hooks(bias, task, cfg) if bias is not None else (None, None)
+    return PreparedTraining(module, name or module.NAME, train, task_ds, task, cfg, device, run_config, code, *hooks)
 
 
 def prepare_training(task_module: ModuleType, section: dict, task_path: Path) -> PreparedTraining:
-    task_ds = read_netcdf(task_path)
-    device = prepare_device(section["train"])
-    task = task_module.task_tensors(task_ds, section["task"]).to(device)
-    cfg = task_module.model_config(section["model"], task_module.layout_of(section["task"]))
-    train_hooks, eval_hooks = bias_hooks(section["bias"], task, cfg)
-    return PreparedTraining(task_module, section, task_ds, task, cfg, device,
-                            run_config={task_module.NAME: {k: section[k] for k in SECTION_KEYS}},
-                            code=training_code_version(task_module.__name__), train_hooks=train_hooks,
-                            eval_hooks=eval_hooks)
+    """A synthetic task's section (task, model, train, bias) set up, its task read from `task_path`."""
+    return prepare(task_module, read_netcdf(task_path), section["task"], section["model"], section["train"],
+                   run_config={task_module.NAME: {k: section[k] for k in SECTION_KEYS}},
+                   code=training_code_version(task_module.__name__), bias=section["bias"])
 
 
 def run_training(task_module: ModuleType, section: dict, task_path: Path, results_path: Path,
@@ -207,15 +215,20 @@ def run_training(task_module: ModuleType, section: dict, task_path: Path, result
     return train_prepared(prepare_training(task_module, section, task_path), results_path, checkpoint_dir, scratch_root)
 
 
-def train_prepared(run: PreparedTraining, results_path: Path, checkpoint_dir: Path | None,
-                   scratch_root: Path) -> xr.Dataset:
-    """`run_training` once its section is set up."""
-    module, train = run.module, run.section["train"]
+def train_prepared(run: PreparedTraining, results_path: Path, checkpoint_dir: Path | None, scratch_root: Path,
+                   init_model=None, attrs: dict | None = None) -> xr.Dataset:
+    """Train every seed of a prepared run (from `init_model`, a SeedTransformer holding every seed,
+    if given), resuming from scratch; write the results, with `attrs` added, to `results_path`."""
+    module = run.module
     arrays, diverged, seeds = train_seeds(
-        run.task, run.cfg, train, scratch_root, module.NAME, trajectory_key=run.trajectory_key, code=run.code,
-        checkpoint_dir=checkpoint_dir, device=run.device, train_hooks=run.train_hooks, eval_hooks=run.eval_hooks)
-    ds = training_dataset(arrays, diverged, seeds, run.cfg, train, unit_dim=module.UNIT_DIM,
+        run.task, run.cfg, run.train, scratch_root, run.name, trajectory_key=run.trajectory_key, code=run.code,
+        checkpoint_dir=checkpoint_dir, device=run.device, train_hooks=run.train_hooks, eval_hooks=run.eval_hooks,
+        init_model=init_model)
+    layout = module.result_layout(run.task_ds)
+    if attrs:
+        layout = {**layout, "extra_attrs": {**attrs, **layout.get("extra_attrs", {})}}
+    ds = training_dataset(arrays, diverged, seeds, run.cfg, run.train, unit_dim=module.UNIT_DIM,
                           unit_text=module.UNIT_TEXT, run_config=run.run_config, experiment=module.NAME, code=run.code,
-                          **module.result_layout(run.task_ds))
+                          **layout)
     write_netcdf(ds, results_path)
     return ds
