@@ -52,26 +52,23 @@ def reference_params() -> dict:
 
 
 def reference_runs(root: Path) -> dict[str, xr.Dataset]:
-    """The four runs' results, trained into `root`."""
+    """Every reference run's results, trained into `root`."""
     from emergence.experiments import cellular_automata, language_model, linear_map, mixer_comparison
     from emergence.experiments.runner import run_training
     from emergence.io import write_netcdf
 
-    params = reference_params()
-    out = {}
-    for module in (linear_map, cellular_automata):
-        section = params[module.NAME]
-        task = root / f"{module.NAME}-task.nc"
+    def cell(module, section: dict, name: str) -> xr.Dataset:
+        task = root / f"{name}-task.nc"
         write_netcdf(module.build_task(section["task"]), task)
-        out[module.NAME] = run_training(module, section, task, root / f"{module.NAME}.nc", None, root / "scratch")
-    for cell_name, cell in mixer_comparison.cells(params):  # each other sequence mixer, eager
+        return run_training(module, section, task, root / f"{name}.nc", None, root / "scratch")
+
+    params = reference_params()
+    out = {module.NAME: cell(module, params[module.NAME], module.NAME) for module in (linear_map, cellular_automata)}
+    for cell_name, config in mixer_comparison.cells(params):  # each other sequence mixer, eager
         arch = cell_name.rsplit("-", 1)[1]
         if cell_name.startswith("linear_map-") and arch != "transformer":
-            section = dict(cell["linear_map"], train=dict(cell["linear_map"]["train"], compile="none"))
-            task = root / f"{cell_name}-task.nc"
-            write_netcdf(linear_map.build_task(section["task"]), task)
-            out[f"mixer {arch}"] = run_training(linear_map, section, task, root / f"{cell_name}.nc", None,
-                                                root / "scratch")
+            section = dict(config["linear_map"], train=dict(config["linear_map"]["train"], compile="none"))
+            out[f"mixer {arch}"] = cell(linear_map, section, cell_name)
     out["language_model"] = language_model.train_size(params, "tiny", root / "tiny", root / "scratch")
     out["language_model+dyck"] = language_model.train_size(params, "tiny", root / "tiny+dyck", root / "scratch",
                                                            pretraining="dyck")
