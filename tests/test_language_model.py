@@ -6,14 +6,13 @@ import xarray as xr
 from emergence.config import load_params
 from emergence.experiments import language_model as lm
 from emergence.experiments import lm_probes
+from training_reference import reference_params
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("lm")
-    params = load_params(profile="smoke")
-    params["language_model"]["sizes"] = {"tiny": {"n_layer": 2, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
-    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"])
+    params = reference_params()  # the smoke profile with one tiny size and its Dyck twin
     ds = lm.train_size(params, "tiny", root / "models" / "tiny", root / "scratch")
     lm.train_size(params, "tiny", root / "models" / "tiny+dyck", root / "scratch", pretraining="dyck")
     return params, root, ds
