@@ -20,7 +20,6 @@ from typing import Literal
 
 from emergence.executor import ExecutionArgs
 from emergence.io import write_json
-from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.architecture_sweep import ArchitectureSweepArgs
 from emergence.experiments.bias_intervention import AttentionBiasArgs
 from emergence.experiments.ca_state_size_sweep import StateSizeSweepArgs
@@ -35,6 +34,7 @@ from emergence.params import PROFILES, REPO_ROOT, merged_params, set_profile
 from emergence.pythia import PythiaArgs
 from emergence.schema import ConfigError, load, number
 from emergence.stage import record_time, rerun_plan, stage_started, written_params
+from emergence.tasks import cellular_automata, linear_map
 from emergence.train import TrainArgs
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,7 @@
 import sys
 from pathlib import Path
 
-from emergence.experiments import linear_map
+from emergence.tasks import linear_map
 from emergence.io import write_netcdf
 from emergence.stage import stage_run
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from emergence.config import load_params
-from emergence.experiments import linear_map as exp
+from emergence.tasks import linear_map
 from emergence.experiments.runner import run_training
 from emergence.hooks import pattern_name
 from emergence.io import write_netcdf
@@ -31,8 +31,8 @@ def run(params, root, **train):
     section = copy.deepcopy(params["linear_map"])
     section["train"].update(train)
     task = root / "task.nc"
-    write_netcdf(exp.build_task(section["task"]), task)
-    return run_training(exp, section, task, root / "train.nc", root / "ckpt", root / "scratch")
+    write_netcdf(linear_map.build_task(section["task"]), task)
+    return run_training(linear_map, section, task, root / "train.nc", root / "ckpt", root / "scratch")
 
 
 def test_a_run_on_cuda_follows_the_cpu_run_and_says_where_it_ran(tmp_path, params):
@@ -62,8 +62,8 @@ def test_bf16_trains_on_cuda_and_evaluates_in_float32(tmp_path, params):
 
 def test_the_fused_attention_path_matches_the_recorded_one_on_cuda(params):
     section = params["linear_map"]
-    task = exp.task_tensors(exp.build_task(section["task"]), section["task"]).to(torch.device("cuda"))
-    cfg = exp.model_config(section["model"], exp.layout_of(section["task"]))
+    task = linear_map.task_tensors(linear_map.build_task(section["task"]), section["task"]).to(torch.device("cuda"))
+    cfg = linear_map.model_config(section["model"], linear_map.layout_of(section["task"]))
     model = SeedTransformer(cfg, [0, 1]).cuda()
     tokens = task.eval_tokens[:8].unsqueeze(0).expand(2, -1, -1)
     fused = model(tokens)                                          # no hook: scaled_dot_product_attention

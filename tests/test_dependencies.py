@@ -74,7 +74,7 @@ def _keys(root: Path, params) -> list[str]:
     from emergence.io import config_hash
 
     training = {task: ic.code_version(ic.closure(
-        [ic.module_path("emergence.experiments.runner", root), ic.module_path(f"emergence.experiments.{task}", root)],
+        [ic.module_path("emergence.experiments.runner", root), ic.module_path(f"emergence.tasks.{task}", root)],
         root), root) for task in cells.TASKS}
     return [config_hash(dict(cells.cell_key(c), code=training[cells.task_of(c)])) for c in _every_cell(params)]
 
@@ -157,7 +157,7 @@ def test_training_keys_leave_out_the_stage_glue():
     params reader or the validation retrains nothing."""
     lm = ic.module_closure("emergence.experiments.language_model")
     task = ic.closure([ic.module_path("emergence.experiments.runner"),
-                      ic.module_path("emergence.experiments.linear_map")])
+                      ic.module_path("emergence.tasks.linear_map")])
     for files in (lm, task):
         assert not {"emergence/stage.py", "emergence/params.py", "emergence/config.py",
                     "emergence/dependencies.py"} & set(files)

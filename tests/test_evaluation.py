@@ -4,7 +4,7 @@ import torch
 
 from emergence import train
 from emergence.allocator import keep_freed_memory
-from emergence.experiments import cellular_automata as ca_exp
+from emergence.tasks import cellular_automata as ca
 from emergence.model import SeedTransformer
 
 TASK = {"state_size": 4, "n_states": 4, "n_colours": 3, "radius": 1, "periodic": True, "n_rules": 3,
@@ -14,8 +14,8 @@ MODEL = {"n_layer": 2, "d_model": 8, "n_head": 2, "d_mlp": 16, "norm": "pre"}
 
 @pytest.fixture
 def setup():
-    task = ca_exp.task_tensors(ca_exp.build_task(TASK), TASK)
-    cfg = ca_exp.model_config(MODEL, ca_exp.layout_of(TASK))
+    task = ca.task_tensors(ca.build_task(TASK), TASK)
+    cfg = ca.model_config(MODEL, ca.layout_of(TASK))
     return SeedTransformer(cfg, [3, 4]), task
 
 
@@ -35,9 +35,9 @@ LINEAR_MAP = {"state_size": 6, "sparsity": 2, "task_seed": 0, "distinct_rows": T
 
 
 def linear_map_setup():
-    from emergence.experiments import linear_map as lm_exp
-    task = lm_exp.task_tensors(lm_exp.build_task(LINEAR_MAP), LINEAR_MAP)
-    cfg = lm_exp.model_config(MODEL | {"n_layer": 1}, lm_exp.layout_of(LINEAR_MAP))
+    from emergence.tasks import linear_map as lm
+    task = lm.task_tensors(lm.build_task(LINEAR_MAP), LINEAR_MAP)
+    cfg = lm.model_config(MODEL | {"n_layer": 1}, lm.layout_of(LINEAR_MAP))
     return SeedTransformer(cfg, [3, 4]), task
 
 

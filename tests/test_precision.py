@@ -10,7 +10,7 @@ import xarray as xr
 
 from emergence import precision
 from emergence.config import load_params
-from emergence.experiments import linear_map as exp
+from emergence.tasks import linear_map
 from emergence.experiments.cells import cell_key, with_budget
 from emergence.experiments.precision_check import sweep_files
 from emergence.experiments.runner import run_training
@@ -92,8 +92,8 @@ def smoke_params():
 
 def _run(params, root):
     root.mkdir(parents=True, exist_ok=True)
-    write_netcdf(exp.build_task(params["linear_map"]["task"]), root / "task.nc")
-    return run_training(exp, params["linear_map"], root / "task.nc", root / "train.nc", None, root / "scratch")
+    write_netcdf(linear_map.build_task(params["linear_map"]["task"]), root / "task.nc")
+    return run_training(linear_map, params["linear_map"], root / "task.nc", root / "train.nc", None, root / "scratch")
 
 
 @pytest.mark.skipif(not HAS_BF16, reason="no fast bfloat16 on this CPU")

@@ -4,7 +4,8 @@ import torch
 import xarray as xr
 
 from emergence.config import load_params
-from emergence.experiments import cellular_automata, language_model, linear_map
+from emergence.experiments import language_model
+from emergence.tasks import cellular_automata, linear_map
 from emergence.train import Task
 
 PROTOCOL = ("layout_of", "build_task", "task_tensors", "model_config", "identity", "result_layout")

@@ -8,7 +8,7 @@ import torch
 import xarray as xr
 
 from emergence.config import load_params
-from emergence.experiments import linear_map as exp
+from emergence.tasks import linear_map
 from emergence.experiments.runner import run_training
 from emergence.analysis import analyse, summary_metrics
 from emergence.io import read_netcdf, write_netcdf
@@ -39,8 +39,8 @@ def smoke_params():
 
 def run(params, root):
     task = root / "task.nc"
-    write_netcdf(exp.build_task(params["linear_map"]["task"]), task)
-    return run_training(exp, params["linear_map"], task, root / "train.nc", root / "ckpt", root / "scratch")
+    write_netcdf(linear_map.build_task(params["linear_map"]["task"]), task)
+    return run_training(linear_map, params["linear_map"], task, root / "train.nc", root / "ckpt", root / "scratch")
 
 
 def test_results_have_named_dims_and_config(tmp_path, smoke_params):

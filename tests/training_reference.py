@@ -53,9 +53,10 @@ def reference_params() -> dict:
 
 def reference_runs(root: Path) -> dict[str, xr.Dataset]:
     """Every reference run's results, trained into `root`."""
-    from emergence.experiments import cellular_automata, language_model, linear_map, mixer_comparison
+    from emergence.experiments import language_model, mixer_comparison
     from emergence.experiments.runner import run_training
     from emergence.io import write_netcdf
+    from emergence.tasks import cellular_automata, linear_map
 
     def cell(module, section: dict, name: str) -> xr.Dataset:
         task = root / f"{name}-task.nc"

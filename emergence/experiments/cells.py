@@ -28,7 +28,6 @@ from typing import Iterator
 
 import xarray as xr
 
-from emergence.experiments import cellular_automata, linear_map
 from emergence.experiments.cache import (Part, Request, build_missing, cached, finished_group, group_stored,
                                          intact_entry)
 from emergence.experiments.runner import (SECTION_KEYS, PreparedTraining, prepare_training, runs_on, seed_groups,
@@ -36,6 +35,7 @@ from emergence.experiments.runner import (SECTION_KEYS, PreparedTraining, prepar
 from emergence.io import atomic_dir, config_hash, read_netcdf, write_netcdf
 from emergence.model import ModelConfig, parameter_count
 from emergence.schema import number
+from emergence.tasks import cellular_automata, linear_map
 from emergence.train import Examples, schedules, train_group
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}

@@ -6,7 +6,9 @@ trains it with the shared trainer (resumable through a scratch folder keyed by e
 changes the trajectory), merges the checkpoints and lays the recorded arrays out with named
 dimensions. `run_training` does both for a synthetic task's params section.
 
-Task protocol (emergence/experiments/linear_map.py, cellular_automata.py, language_model.py):
+Task protocol (the synthetic tasks implement it in their own modules, emergence/tasks/linear_map.py
+and cellular_automata.py; the corpus in emergence/experiments/language_model.py, where its task
+params are the whole language_model section and its model params one of the sizes):
     NAME, UNIT_DIM, UNIT_TEXT            params section, output-unit dimension and its description
     layout_of(task_params)               the task's shape
     build_task(task_params) -> Dataset   the fixed task (matrix, rule pool) and its evaluation set
