@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from emergence.config import load_params
-from emergence.tasks import linear_map
-from emergence.experiments.runner import run_training
 from emergence.hooks import pattern_name
-from emergence.io import write_netcdf
 from emergence.model import SeedTransformer
+from emergence.tasks import linear_map
 from emergence.train import evaluate
+
+from training_reference import train_task
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 DEVICE = "cuda"
@@ -30,9 +30,7 @@ def params():
 def run(params, root, **train):
     section = copy.deepcopy(params["linear_map"])
     section["train"].update(train)
-    task = root / "task.nc"
-    write_netcdf(linear_map.build_task(section["task"]), task)
-    return run_training(linear_map, section, task, root / "train.nc", root / "ckpt", root / "scratch")
+    return train_task(linear_map, section, root)
 
 
 def test_a_run_on_cuda_follows_the_cpu_run_and_says_where_it_ran(tmp_path, params):

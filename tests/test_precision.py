@@ -10,15 +10,15 @@ import xarray as xr
 
 from emergence import precision
 from emergence.config import load_params
-from emergence.tasks import linear_map
 from emergence.experiments.cells import cell_key, with_budget
 from emergence.experiments.precision_check import sweep_files
-from emergence.experiments.runner import run_training
-from emergence.io import write_netcdf
 from emergence.model import ModelConfig, SeedTransformer
+from emergence.tasks import linear_map
 from emergence.train import make_optimizer, train_step
 from emergence.precision_agreement import (STATISTICS, Comparison, agreement, forecast, precision_statistics,
                                           seeds_to_fit, smallest_p)
+
+from training_reference import train_task
 
 CPU = torch.device("cpu")
 HAS_BF16 = precision.bf16_support(CPU)[0]
@@ -91,9 +91,7 @@ def smoke_params():
 
 
 def _run(params, root):
-    root.mkdir(parents=True, exist_ok=True)
-    write_netcdf(linear_map.build_task(params["linear_map"]["task"]), root / "task.nc")
-    return run_training(linear_map, params["linear_map"], root / "task.nc", root / "train.nc", None, root / "scratch")
+    return train_task(linear_map, params["linear_map"], root, checkpoints=False)
 
 
 @pytest.mark.skipif(not HAS_BF16, reason="no fast bfloat16 on this CPU")

@@ -8,11 +8,12 @@ import torch
 import xarray as xr
 
 from emergence.config import load_params
-from emergence.tasks import linear_map
-from emergence.experiments.runner import run_training
 from emergence.analysis import analyse, summary_metrics
-from emergence.io import read_netcdf, write_netcdf
+from emergence.io import read_netcdf
+from emergence.tasks import linear_map
 from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
+
+from training_reference import train_task
 
 
 def test_checkpoint_schedule_is_pythia_like():
@@ -38,9 +39,7 @@ def smoke_params():
 
 
 def run(params, root):
-    task = root / "task.nc"
-    write_netcdf(linear_map.build_task(params["linear_map"]["task"]), task)
-    return run_training(linear_map, params["linear_map"], task, root / "train.nc", root / "ckpt", root / "scratch")
+    return train_task(linear_map, params["linear_map"], root)
 
 
 def test_results_have_named_dims_and_config(tmp_path, smoke_params):

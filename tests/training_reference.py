@@ -51,17 +51,25 @@ def reference_params() -> dict:
     return params
 
 
+def train_task(module, section: dict, root: Path, checkpoints: bool = True) -> xr.Dataset:
+    """Train a synthetic task's params section as its stage does (the task file, then the
+    runner): root/task.nc, root/train.nc, root/ckpt/ where asked, root/scratch/."""
+    from emergence.experiments.runner import run_training
+    from emergence.io import write_netcdf
+
+    root.mkdir(parents=True, exist_ok=True)
+    write_netcdf(module.build_task(section["task"]), root / "task.nc")
+    return run_training(module, section, root / "task.nc", root / "train.nc", root / "ckpt" if checkpoints else None,
+                        root / "scratch")
+
+
 def reference_runs(root: Path) -> dict[str, xr.Dataset]:
     """Every reference run's results, trained into `root`."""
     from emergence.experiments import language_model, mixer_comparison
-    from emergence.experiments.runner import run_training
-    from emergence.io import write_netcdf
     from emergence.tasks import cellular_automata, linear_map
 
     def cell(module, section: dict, name: str) -> xr.Dataset:
-        task = root / f"{name}-task.nc"
-        write_netcdf(module.build_task(section["task"]), task)
-        return run_training(module, section, task, root / f"{name}.nc", None, root / "scratch")
+        return train_task(module, section, root / name, checkpoints=False)
 
     params = reference_params()
     out = {module.NAME: cell(module, params[module.NAME], module.NAME) for module in (linear_map, cellular_automata)}
