@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from emergence.experiments.runner import run_training
-from emergence.io import write_netcdf
 from emergence.tasks import cellular_automata as ca
+
+from training_reference import train_task
 
 ECA = ca.Layout(state_size=7, n_states=4, n_colours=2, radius=1, periodic=True)
 
@@ -86,18 +86,14 @@ def test_eval_set_follows_its_rules():
     layout = ca.layout_of(SECTION["task"])
     tokens = ds["eval_tokens"].values.reshape(16, 3, 5)
     rules = ds["rules"].values
-
     for seq, r in zip(tokens, ds["eval_rule"].values):
         assert np.array_equal(ca.rollout(seq[:1], rules[r][None], layout)[0], seq)
 
 
 def test_training_records_per_cell_metrics_and_bias_works(tmp_path):
-    write_netcdf(ca.build_task(SECTION["task"]), tmp_path / "task.nc")
-    plain = run_training(ca, SECTION, tmp_path / "task.nc", tmp_path / "a.nc", None,
-                             tmp_path / "scratch")
+    plain = train_task(ca, SECTION, tmp_path / "plain", checkpoints=False)
     assert plain["unit_accuracy"].dims == ("seed", "step", "cell") and plain.sizes["cell"] == 5
     assert plain["parent_mass"].isel(step=0).values.max() < 0.9
     biased = dict(SECTION, bias=dict(SECTION["bias"], strength=30.0))
-    on = run_training(ca, biased, tmp_path / "task.nc", tmp_path / "b.nc", None,
-                          tmp_path / "scratch")
+    on = train_task(ca, biased, tmp_path / "biased", checkpoints=False)
     assert on["parent_mass"].isel(step=0).values.min() > 0.99
