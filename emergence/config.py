@@ -136,7 +136,7 @@ class Params:
         if self.claims.few_heads not in self.language_model.patching.top_k:
             raise ConfigError(f"claims.few_heads: one of language_model.patching.top_k "
                               f"{self.language_model.patching.top_k}, got {self.claims.few_heads}")
-        window = self.cellular_automata.task.window
+        window = self.cellular_automata.task.layout.window
         small = [S for S in self.sweeps.ca_state_size.state_sizes if S < window]
         if small:
             raise ConfigError(f"sweeps.ca_state_size.state_sizes: each must be >= the window 2r+1 = {window}, "

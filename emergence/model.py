@@ -15,9 +15,10 @@ mechanism, `hooks={name: fn}` where fn(tensor, name) returns a replacement or No
 
 An attention bias is a hook on hook_scores, a pattern override a hook on hook_pattern,
 recording a hook that stores (see emergence/hooks.py). Without hooks on a layer's scores or
-pattern the layer uses fused scaled-dot-product attention; a scores hook that only adds a
-bias shared across seeds and sequences (it carries `additive_bias`) keeps the fused path,
-the bias passed as the kernel's additive mask.
+pattern the layer uses fused scaled-dot-product attention (but under bfloat16 autocast on a
+CPU, where the explicit product is faster); a scores hook that only adds a bias shared across
+seeds and sequences (it carries `additive_bias`) keeps the fused path, the bias passed as the
+kernel's additive mask.
 """
 from __future__ import annotations
 
@@ -105,7 +106,14 @@ class CausalSelfAttention(nn.Module):
         prefix = f"blocks.{self.layer}.attn."
         scores_hook = hooks.get(prefix + "hook_scores") if hooks else None
         additive = getattr(scores_hook, "additive_bias", None)
-        if (scores_hook is not None and additive is None) or (hooks and prefix + "hook_pattern" in hooks):
+        # PyTorch's CPU flash attention is slow at these head sizes, worst in bfloat16: forward
+        # and backward at the paper's shapes (256 sequences, 8 heads, T = 32, d_head = 16; one
+        # AMD EPYC, 2 threads) take 78 ms in bfloat16 and 21 ms in float32, the explicit
+        # product and softmax in bfloat16 8 ms. So CPU autocast takes the explicit path, its
+        # softmax in float32. In float32 the fused kernel stays: it wins from ~8 seeds a batch.
+        low_precision = torch.is_autocast_enabled("cpu") and x.device.type == "cpu"
+        if (scores_hook is not None and additive is None) or (hooks and prefix + "hook_pattern" in hooks) \
+                or low_precision:
             q, k, v = qkv.permute(3, 0, 1, 4, 2, 5).unbind(0)  # [E, B, H, T, dh]
             scores = (q * (1.0 / math.sqrt(dh))) @ k.transpose(-1, -2)
             future = ~self.causal[:T, :T]
@@ -113,20 +121,13 @@ class CausalSelfAttention(nn.Module):
                 scores = scores.masked_fill_(future, float("-inf"))  # nobody else holds these scores
             else:
                 scores = _apply(hooks, prefix + "hook_scores", scores).masked_fill(future, float("-inf"))
-            pattern = _apply(hooks, prefix + "hook_pattern", scores.softmax(dim=-1))
+            pattern = _apply(hooks, prefix + "hook_pattern", scores.float().softmax(dim=-1))
             z = pattern @ v
         else:
             # Strided views straight out of the fused projection: no copies before the kernel.
             q, k, v = qkv.view(E * batch, T, 3, H, dh).permute(2, 0, 3, 1, 4).unbind(0)  # [E*B, H, T, dh]
             mask = None if additive is None else additive(T, H, x).masked_fill(~self.causal[:T, :T], float("-inf"))
-            if torch.is_autocast_enabled("cpu"):
-                # PyTorch's CPU flash attention is ~10x slower in bfloat16 than in float32 at
-                # these head sizes (backward at T = 33, d_head = 8: 161 against 16 ms, measured
-                # here); the projections around it keep their bfloat16 speed-up.
-                with torch.autocast("cpu", enabled=False):
-                    z = _attend(q.float(), k.float(), v.float(), None if mask is None else mask.float())
-            else:
-                z = _attend(q, k, v, mask)
+            z = _attend(q, k, v, mask)
             z = z.view(E, batch, H, T, dh)
         z = _apply(hooks, prefix + "hook_z", z.transpose(2, 3))  # [E, B, T, H, dh]
         return self.proj(z.reshape(E, N, cfg.d_model))

@@ -10,6 +10,7 @@ import xarray as xr
 
 from emergence import precision
 from emergence.config import load_params
+from emergence.hooks import attention_bias, scores_name
 from emergence.experiments.cells import cell_key, with_budget
 from emergence.experiments.precision_check import sweep_files
 from emergence.model import ModelConfig, SeedTransformer
@@ -70,6 +71,36 @@ def test_weights_optimiser_and_loss_stay_float32_under_autocast(mixer):
     # bf16 really ran (not bit-equal) and stays close over the first steps
     assert not torch.equal(losses["float32"], losses["bf16-autocast"])
     torch.testing.assert_close(losses["float32"], losses["bf16-autocast"], rtol=0, atol=2e-3)
+
+
+@pytest.mark.skipif(not HAS_BF16, reason="no fast bfloat16 on this CPU")
+@pytest.mark.parametrize("bias", [False, True])
+def test_cpu_autocast_attention_is_the_explicit_product_and_follows_the_fused_float32_kernel(monkeypatch, bias):
+    """Under CPU autocast the layer skips the fused kernel (slow there in bfloat16 at these head
+    sizes) for the explicit product, softmax in float32; its output and gradients stay within
+    bfloat16's precision of the float32 kernel's, with an additive attention bias too."""
+    cfg = ModelConfig(vocab_size=2, seq_len=32, n_layer=1, d_model=32, n_head=4, d_mlp=64)
+    tokens = torch.randint(0, 2, (2, 8, 32), generator=torch.Generator().manual_seed(0))
+    hooks = {scores_name(0): attention_bias(torch.randn(32, 32))} if bias else None
+    fused = torch.nn.functional.scaled_dot_product_attention
+
+    def run(autocast: bool):
+        model = SeedTransformer(cfg, [0, 1])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            logits = model(tokens, hooks=hooks)
+        logits.float().square().mean().backward()
+        return logits.float(), model.blocks[0].attn.qkv.weight.grad
+
+    calls = []
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
+                        lambda *a, **k: calls.append(1) or fused(*a, **k))
+    reference, reference_grad = run(False)
+    assert calls == [1]  # float32 keeps the fused kernel (the additive bias as its mask)
+    out, grad = run(True)
+    assert calls == [1]
+    torch.testing.assert_close(out, reference, rtol=0, atol=0.05)
+    torch.testing.assert_close(grad, reference_grad, rtol=0.05, atol=2e-3)
+    assert not torch.equal(out, reference)
 
 
 def test_recurrent_scans_run_in_float32_under_autocast():

@@ -53,11 +53,11 @@ class Layout:
         return self.n_colours ** self.window
 
 
-def elementary_rule(number: int) -> np.ndarray:
-    """Wolfram's elementary rule `number` (C=2, r=1) as a lookup table indexed by 4l + 2c + r."""
-    if not 0 <= number <= 255:
-        raise ValueError(f"elementary rules are numbered 0..255, got {number}")
-    return np.array([(number >> k) & 1 for k in range(8)], dtype=np.int64)
+def elementary_rule(code: int) -> np.ndarray:
+    """Wolfram's elementary rule `code` (C=2, r=1) as a lookup table indexed by 4l + 2c + r."""
+    if not 0 <= code <= 255:
+        raise ValueError(f"elementary rules are numbered 0..255, got {code}")
+    return np.array([(code >> k) & 1 for k in range(8)], dtype=np.int64)
 
 
 def sample_rules(n_rules: int, layout: Layout, seed: int) -> np.ndarray:
@@ -182,16 +182,17 @@ class TaskArgs:
     eval_sequences: int = number(1, 1_000_000)
 
     @property
-    def window(self) -> int:
-        return 2 * self.radius + 1
+    def layout(self) -> Layout:
+        return Layout(self.state_size, self.n_states, self.n_colours, self.radius, self.periodic)
 
     def check(self, key: str) -> None:
-        if self.window > self.state_size:
+        layout = self.layout
+        if layout.window > self.state_size:
             raise ConfigError(f"{key}.radius: the window 2r+1 must fit in state_size ({self.state_size}), "
                               f"got r = {self.radius}")
-        if self.n_colours ** self.window > 10**7:
+        if layout.table_size > 10**7:
             raise ConfigError(f"{key}.radius: lookup tables of n_colours^(2r+1) entries must stay below 10^7, "
-                              f"got {self.n_colours}^{self.window}")
+                              f"got {self.n_colours}^{layout.window}")
 
 
 def layout_of(task: dict) -> Layout:
