@@ -16,7 +16,9 @@ analytic FLOP/s (attention models only) as a fraction of two ceilings measured i
 in the run's own dtype: a 2048^2 matmul and the model's own GEMM shapes (its projections and MLP
 as the seed-batched matmuls the step runs). Also measured, in the same process layout:
 - `plain_loop`: the same transformer trained one seed at a time the way most research code
-  does (emergence/plain_loop.py), and the ratio of the best configuration to it;
+  does (emergence/plain_loop.py), and the ratio of the best configuration to it; that ratio
+  again from the two alternating step by step in one process (`alternating`), which a
+  machine whose speed drifts between measurements cannot skew;
 - `process_layout`: one process with every thread against one single-thread process per
   thread, run at once, in seed-steps/s summed over processes, and the `execution.slowdown`
   that implies (a cell's time in a one-thread worker over its time alone with every thread),
@@ -151,12 +153,8 @@ def _peak_mib(device: str) -> float:
                  else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def measure_steps(args: tuple) -> dict:
-    """Training steps of one seed group timed after warm-up: (name, task, section, seeds in the
-    group, threads, seconds, device) -> steps/s, seed-steps/s, GFLOP/s, peak memory."""
-    config_name, task_name, section, n_group, threads, seconds, device = args
-    train, task, cfg = _prepared(task_name, section, threads, device)
-    seeds = list(range(n_group))
+def _seed_step(task, cfg: ModelConfig, train: dict, seeds: list[int], device: str):
+    """The project's training step of one seed group, as a function of the step number."""
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
     forward = training_forward(model, train, None)
@@ -165,8 +163,28 @@ def measure_steps(args: tuple) -> dict:
     def step(i: int) -> None:
         tokens = torch.stack([task.sampler(B, batch_generator(s, i)) for s in seeds])
         train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"], precision=train["precision"])
+    return step
 
-    n, elapsed, warmup_s = _timed(step, seconds, device)
+
+def _plain_loop_step(task, cfg: ModelConfig, train: dict, device: str):
+    """The plain loop's step: one seed, one nn.Module, stock AdamW, float32, eager."""
+    model = PlainTransformer(cfg).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
+                            weight_decay=train["weight_decay"])
+    B = train["batch_size"]
+
+    def step(i: int) -> None:
+        plain_step(model, opt, task.sampler(B, batch_generator(0, i)), task.loss_weights, train["grad_clip"])
+    return step
+
+
+def measure_steps(args: tuple) -> dict:
+    """Training steps of one seed group timed after warm-up: (name, task, section, seeds in the
+    group, threads, seconds, device) -> steps/s, seed-steps/s, GFLOP/s, peak memory."""
+    config_name, task_name, section, n_group, threads, seconds, device = args
+    train, task, cfg = _prepared(task_name, section, threads, device)
+    B = train["batch_size"]
+    n, elapsed, warmup_s = _timed(_seed_step(task, cfg, train, list(range(n_group)), device), seconds, device)
     # The analytic count covers attention blocks only; other mixers report throughput alone.
     flops = train_flops_per_step(cfg, B) * n_group if cfg.mixer == "attention" else float("nan")
     return {"config": config_name, "task": task_name, "seeds_per_group": n_group, "steps": n,
@@ -180,18 +198,44 @@ def _measure_plain(args: tuple) -> dict:
     """The plain loop: one seed, one nn.Module, stock AdamW, float32, eager."""
     config_name, task_name, section, threads, seconds, device = args
     train, task, cfg = _prepared(task_name, section, threads, device)
-    model = PlainTransformer(cfg).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
-                            weight_decay=train["weight_decay"])
-    B = train["batch_size"]
-    weights = task.loss_weights
-
-    def step(i: int) -> None:
-        plain_step(model, opt, task.sampler(B, batch_generator(0, i)), weights, train["grad_clip"])
-
-    n, elapsed, _ = _timed(step, seconds, device)
+    n, elapsed, _ = _timed(_plain_loop_step(task, cfg, train, device), seconds, device)
     return {"config": config_name, "steps": n, "seed_steps_per_s": n / elapsed, "threads": threads,
-            "gflop_per_s": train_flops_per_step(cfg, B) * n / elapsed / 1e9, "peak_memory_mib": _peak_mib(device)}
+            "gflop_per_s": train_flops_per_step(cfg, train["batch_size"]) * n / elapsed / 1e9,
+            "peak_memory_mib": _peak_mib(device)}
+
+
+def alternating_ratio(plain_seconds: list[float], step_seconds: list[float], seeds: int) -> float:
+    """Seed-steps of a variant per seed-step of the plain loop, from their step times taken
+    alternately: the plain loop's median step over the variant's median step per seed."""
+    return _median(plain_seconds) / (_median(step_seconds) / seeds)
+
+
+def measure_alternating(args: tuple) -> dict:
+    """The plain loop and one variant in the same process, step for step in turn, so both see the
+    same machine: a shared VM's speed swung twofold within minutes on one AMD EPYC, which
+    measurements in separate processes fold into their ratio. (name, task, section, seeds in
+    the group, threads, seconds, device) -> median step times and `alternating_ratio`."""
+    config_name, task_name, section, n_group, threads, seconds, device = args
+    train, task, cfg = _prepared(task_name, section, threads, device)
+    steps = {"plain": _plain_loop_step(task, cfg, train, device),
+             "variant": _seed_step(task, cfg, train, list(range(n_group)), device)}
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    for i in range(WARMUP_STEPS):
+        for step in steps.values():
+            step(i)
+    sync()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds or n < MIN_TIMED_STEPS:
+        for name in (("plain", "variant") if n % 2 else ("variant", "plain")):
+            t = time.perf_counter()
+            steps[name](n)
+            sync()
+            times[name].append(time.perf_counter() - t)
+        n += 1
+    return {"variant": config_name, "seeds_per_group": n_group, "steps": n,
+            "plain_step_ms": _median(times["plain"]) * 1e3, "step_ms": _median(times["variant"]) * 1e3,
+            "ratio": alternating_ratio(times["plain"], times["variant"], n_group)}
 
 
 def worker_slowdown(ratio: float, threads: int) -> float:
@@ -513,6 +557,13 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                           "float32_eager_ratio": variants[name]["seed_steps_per_s"] / _median(values)
                           if name in variants else None,
                           "gemm_bound_ratio": _gemm_bounds(configs[name], shape_ceilings, _median(values))}
+        task_name, section, _ = configs[top]
+        with ctx.Pool(1) as pool:
+            pair = pool.apply(measure_alternating, ((top, task_name, section, best[top]["seeds_per_group"], threads,
+                                                     seconds * rounds, device),))
+        vs_plain[name]["alternating"] = pair
+        print(f"{top} and the plain loop in turn: {pair['step_ms']:.1f} ms a step ({pair['seeds_per_group']} seeds a "
+              f"batch) against {pair['plain_step_ms']:.1f} ms: {pair['ratio']:.2f}x the seed-steps", flush=True)
     layouts = {name: {"one_process_seed_steps_per_s": _summary([x["one_process"] for x in runs]),
                       "one_thread_processes_seed_steps_per_s": _summary([x["one_thread_processes"] for x in runs]),
                       "ratio": _median([x["one_thread_processes"] / x["one_process"] for x in runs]),

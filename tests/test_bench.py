@@ -3,8 +3,9 @@ import math
 
 import torch
 
-from emergence.bench import (configurations, evaluation_share, gemm_bound_ratio, gemm_shapes, per_core_scaling,
-                             process_scaling, shape_ceiling, training_gemms, worker_slowdown)
+from emergence.bench import (alternating_ratio, configurations, evaluation_share, gemm_bound_ratio, gemm_shapes,
+                             measure_alternating, per_core_scaling, process_scaling, shape_ceiling, training_gemms,
+                             worker_slowdown)
 from emergence.config import load_params
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
@@ -62,6 +63,20 @@ def test_plain_loop_starts_at_chance_and_learns():
     tokens = torch.randint(0, 2, (8, 12), generator=torch.Generator().manual_seed(0))
     losses = [plain_step(model, opt, tokens, torch.ones(11), 1.0) for _ in range(40)]
     assert abs(losses[0] - math.log(2)) < 0.2 and losses[-1] < losses[0] - 0.1
+
+
+def test_alternating_ratio_is_the_plain_median_over_the_variants_per_seed():
+    # plain steps of 100-120 ms (median 110), a 4-seed variant's of 200-220 (median 210, 52.5 per seed)
+    assert math.isclose(alternating_ratio([0.10, 0.12, 0.11], [0.20, 0.22, 0.21], 4), 0.11 / 0.0525)
+    assert math.isclose(alternating_ratio([0.1, 0.5, 0.1], [0.1, 0.1, 0.9], 1), 1.0)   # one slow step moves no median
+
+
+def test_the_plain_loop_and_a_variant_alternate_in_one_process():
+    section = load_params(profile="smoke")["linear_map"]
+    pair = measure_alternating(("smoke", "linear_map", section, 2, 1, 0.05, "cpu"))
+    assert pair["steps"] >= 5 and pair["seeds_per_group"] == 2
+    assert pair["plain_step_ms"] > 0 and pair["step_ms"] > 0
+    assert math.isclose(pair["ratio"], pair["plain_step_ms"] / (pair["step_ms"] / 2))
 
 
 def test_evaluation_share_is_the_extra_time_over_the_whole_run():
