@@ -60,6 +60,11 @@ from emergence.train import (Task, batch_generator, evaluate, make_optimizer, sc
 DTYPES = {"float32": torch.float32, "bf16-autocast": torch.bfloat16}
 
 
+def synchronizer(device: str):
+    """What waits for the device's queued work: a timed region ends only when its kernels have."""
+    return torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+
 def _best_gflops(f, flops: float, seconds: float, sync=lambda: None) -> float:
     for _ in range(3):
         f()
@@ -78,7 +83,7 @@ def matmul_ceiling(threads: int, dtype: torch.dtype = torch.float32, n: int = 20
     """Best GFLOP/s of an n x n matmul in `dtype` (the roofline this machine can reach)."""
     torch.set_num_threads(threads)
     a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync = synchronizer(device)
     return _best_gflops(lambda: a @ b, 2 * n**3, seconds, sync)
 
 
@@ -105,7 +110,7 @@ def shape_ceiling(shapes: list[tuple[int, int, int, int]], dtype: torch.dtype, s
     and weight-gradient product) at its own best speed: total FLOPs over the summed best times
     (the ceiling a step made only of these GEMMs could reach)."""
     total_flops = total_time = 0.0
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync = synchronizer(device)
     for E, M, K, N in dict.fromkeys(shapes):
         tensors = [torch.randn(*shape, device=device, dtype=dtype) for shape in ((E, M, K), (E, K, N), (E, M, N))]
         flops, count = 2.0 * E * M * K * N, shapes.count((E, M, K, N))
@@ -133,18 +138,17 @@ WARMUP_STEPS, MIN_TIMED_STEPS = 3, 5
 
 
 def _timed(step, seconds: float, device: str) -> tuple[int, float, float]:
+    sync = synchronizer(device)
     warm = time.perf_counter()
     for i in range(WARMUP_STEPS):  # with train.compile, the first steps compile (timed apart)
         step(i)
-    if device == "cuda":
-        torch.cuda.synchronize()
+    sync()
     warmup_s = time.perf_counter() - warm
     n, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds or n < MIN_TIMED_STEPS:
         step(n)
         n += 1
-    if device == "cuda":
-        torch.cuda.synchronize()
+    sync()
     return n, time.perf_counter() - start, warmup_s
 
 
@@ -219,7 +223,7 @@ def measure_alternating(args: tuple) -> dict:
     train, task, cfg = _prepared(task_name, section, threads, device)
     steps = {"plain": _plain_loop_step(task, cfg, train, device),
              "variant": _seed_step(task, cfg, train, list(range(n_group)), device)}
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync = synchronizer(device)
     for i in range(WARMUP_STEPS):
         for step in steps.values():
             step(i)
