@@ -14,8 +14,8 @@
 # Every claim here is read from training dynamics, so a faster training precision is only
 # usable if it leaves those dynamics alone. Under `train.precision: bf16-autocast` the
 # training forward's matmuls run in bfloat16 (weights, optimiser state, loss and every
-# evaluation stay float32; the CPU attention kernel and the recurrent mixers' scans stay
-# float32 too). The default cells of the linear map and of the cellular automata are trained
+# evaluation stay float32; so do the recurrent mixers' scans and, on a CPU, the attention's
+# softmax, its products running in bfloat16). The default cells of the linear map and of the cellular automata are trained
 # in both precisions with the same seeds and data (a task may train longer than its default
 # cell, `sweeps.precision.budget_factor`, so that its jumps finish: the run is the same up to
 # the default's budget, and an unfinished jump has no width to compare; and with more seeds,
