@@ -83,7 +83,8 @@ def test_invalid_params_stop_the_pipeline(smoke_repo):
 def test_a_profile_that_compares_no_precision_trains_none_and_its_chapter_says_so(smoke_repo):
     """The default profile runs no bfloat16 check (its cost against what it could decide on a CPU):
     the check's stages then write an empty folder and an empty summary, and its chapter says why
-    there is nothing in it instead of failing or printing a verdict of no task."""
+    there is nothing in it instead of failing or printing a verdict of no task, and shows the kept
+    run that decided the default (data/records) in its place."""
     overlay = smoke_repo / "profiles" / "smoke.yaml"
     original = edit(overlay, "tasks: [linear_map, cellular_automata]   # every path of the check",
                     "tasks: []   # every path of the check")
@@ -97,7 +98,8 @@ def test_a_profile_that_compares_no_precision_trains_none_and_its_chapter_says_s
         notebook = json.loads((smoke_repo / "report" / "_build" / "08_precision.ipynb").read_text())
         outputs = [o for cell in notebook["cells"] if cell["cell_type"] == "code" for o in cell["outputs"]]
         shown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
-        assert "This profile compares no task" in shown and "agree" not in shown
+        assert "This profile compares no task" in shown and "default precision of this run" not in shown
+        assert "The check that decided the default precision" in shown and "linear map: differ" in shown
         assert not any("image/png" in o.get("data", {}) for o in outputs)
     finally:
         overlay.write_text(original)

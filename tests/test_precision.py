@@ -1,5 +1,6 @@
 """train.precision: bfloat16 autocast where it is fast, float32 everywhere the claims are read."""
 import copy
+import json
 import math
 import warnings
 
@@ -276,3 +277,23 @@ def test_a_task_may_compare_its_own_seed_count(smoke_params):
     files = {f.name: f for f in sweep_files(params)}
     assert [c["cellular_automata"]["train"]["n_seeds"] for c in files["cellular_automata"].cells] == \
         [params["cellular_automata"]["train"]["n_seeds"]] * 2
+
+
+def test_the_kept_check_that_decided_the_default_is_consistent_with_the_rule_and_the_defaults():
+    """The default profile compares no task; its chapter shows the kept run instead. Its verdicts
+    must follow from its own p-values and intervals under the rule's thresholds, and a record that
+    says any task differs or is undecided cannot sit beside a bf16 default."""
+    from emergence.io import read_netcdf
+    from emergence.stage import pipeline_paths
+    record = read_netcdf(pipeline_paths()["precision_record"])
+    params = load_params(profile="default")
+    alpha, margin = params["linear_map"]["analysis"]["alpha"], float(record.attrs["margin"])
+    for task in record["task"].values:
+        p = record["p_value"].sel(task=task).values
+        low, high = record["ratio"].sel(task=task, bound="low").values, record["ratio"].sel(task=task, bound="high").values
+        expected = ("differ" if (p < alpha / len(STATISTICS)).any()
+                    else "agree" if ((1 / margin <= low) & (high <= margin)).all() else "undecided")
+        assert str(record["verdict"].sel(task=task).values) == expected
+    if any(str(v) != "agree" for v in record["verdict"].values):
+        assert all(params[t]["train"]["precision"] == "float32" for t in ("linear_map", "cellular_automata"))
+    assert set(json.loads(record.attrs["n_seeds"])) == {str(t) for t in record["task"].values}

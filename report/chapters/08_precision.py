@@ -45,6 +45,7 @@ import seaborn as sns
 from IPython.display import display
 
 from emergence.reporting import fmt, load, load_folder, md, setup_style, table
+from emergence.stage import pipeline_paths
 
 setup_style()
 summary = load("precision_summary")
@@ -67,43 +68,65 @@ def interval(task, precision, statistic):
 # ## Verdicts
 
 # %%
+def decision(verdicts: dict[str, str]) -> str:
+    """The rule is pre-registered for the whole check: any statistic that differs, in any task,
+    keeps float32 the default of every task (a task that agrees alone does not switch)."""
+    if all(v == "agree" for v in verdicts.values()):
+        return "Every task agrees: bfloat16 autocast may train the synthetic tasks by default."
+    others = ", ".join(f"{task}: {v}" for task, v in verdicts.items() if v != "agree")
+    text = f"Not every task agrees ({others}), so float32 stays the default for every task"
+    text += ", including one that agrees on its own." if "agree" in verdicts.values() else "."
+    if "differ" not in verdicts.values():
+        text += (" No task was found to differ either: this check cannot say that bfloat16 changes the "
+                 "dynamics, only that it has not been shown to leave them alone (the reasons above say "
+                 "how many seeds would decide).")
+    return text
+
+
+def verdict_rows(result, seeds: dict[str, int]) -> list[dict]:
+    return [{"task": TASK_NAME.get(str(t), str(t)), "seeds": seeds[str(t)],
+             "verdict": str(result["verdict"].sel(task=t).values),
+             "why": str(result["reasons"].sel(task=t).values)
+             or f"every ratio's interval inside [{fmt(1 / margin, 3)}, {fmt(margin, 3)}], no difference found"}
+            for t in result["task"].values]
+
+
 if not tasks:
     trains = ", ".join(f"the {TASK_NAME.get(t, t)} in {p}" for t, p in defaults.items())
     display(md("**This profile compares no task** (`sweeps.precision.tasks` is empty), so nothing below was run; "
                f"this run trains {trains} (`train.precision`)"
                + (f", **{', '.join(bf16_defaults)} in bfloat16 unchecked by this run**. " if bf16_defaults else ". ")
-               + "Why this profile skips the check, with its cost and what the last check decided, is beside "
-                 "that key in params.yaml; the `paper` profile runs it, and listing tasks there runs it on "
-                 "this one."))
-rows = []
-for task in tasks:
-    ds = cells[task]
-    rows.append({"task": TASK_NAME.get(task, task), "seeds": ds.sizes["seed"], "steps": int(ds["step"].values[-1]),
-                 "verdict": str(summary["verdict"].sel(task=task).values),
-                 "default precision of this run": defaults[task],
-                 "why": str(summary["reasons"].sel(task=task).values)
-                 or f"every ratio's interval inside [{fmt(1 / margin, 3)}, {fmt(margin, 3)}], no difference found"})
+               + "Why this profile skips the check, with its cost, is beside that key in params.yaml; the "
+                 "`paper` profile runs it, and listing tasks there runs it on this one."))
+    # The run that decided the default's precision, kept: its seeds cost more than bfloat16 saves a run.
+    record = load("precision_record")
+    display(md(f"**The check that decided the default precision** ran once and is kept in "
+               f"`{pipeline_paths()['precision_record']}`: {record.attrs['profile_run']}; commit "
+               f"{record.attrs['source_commit']}, {record.attrs['machine']}, {record.attrs['date']}, "
+               f"{record.attrs['wall_minutes']} min. "
+               + decision({TASK_NAME.get(str(t), str(t)): str(record["verdict"].sel(task=t).values)
+                           for t in record["task"].values})))
+    display(md(table(pd.DataFrame(verdict_rows(record, json.loads(record.attrs["n_seeds"]))), index=False).data))
+    display(md(table(pd.DataFrame(
+        [{"bf16 / float32 [interval], p": str(s), **{TASK_NAME.get(str(t), str(t)):
+                                  f"{fmt(r[0])} [{fmt(r[1])}, {fmt(r[2])}], p = {fmt(float(record['p_value'].sel(task=t, statistic=s)))}"
+                                  for t in record["task"].values
+                                  for r in [record["ratio"].sel(task=t, statistic=s).values]}}
+         for s in record["statistic"].values]), index=False).data))
+rows = [{"task": row["task"], "seeds": row["seeds"], "steps": int(cells[t]["step"].values[-1]),
+         "verdict": row["verdict"], "default precision of this run": defaults[t], "why": row["why"]}
+        for t, row in zip(tasks, verdict_rows(summary, {t: cells[t].sizes["seed"] for t in tasks}))]
 md(table(pd.DataFrame(rows), index=False).data) if rows else None
 
 # %%
-# The rule is pre-registered for the whole check: any statistic that differs, in any task,
-# keeps float32 the default of every task (a task that agrees alone does not switch).
 if tasks:
-    verdicts = {TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values) for t in summary["task"].values}
-    if all(v == "agree" for v in verdicts.values()):
-        text = ("Every task agrees: bfloat16 autocast may train the synthetic tasks by default "
-                f"(this run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}).")
-    else:
-        others = ", ".join(f"{task}: {v}" for task, v in verdicts.items() if v != "agree")
-        text = f"Not every task agrees ({others}), so float32 stays the default for every task"
-        text += ", including one that agrees on its own." if "agree" in verdicts.values() else "."
-        if "differ" not in verdicts.values():
-            text += (" No task was found to differ either: this check cannot say that bfloat16 changes the "
-                     "dynamics, only that it has not been shown to leave them alone (the reasons above say "
-                     "how many seeds would decide).")
-        if bf16_defaults:
-            text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
-                     "its results are not covered by this check.")
+    text = decision({TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values)
+                     for t in summary["task"].values})
+    if text.startswith("Every task agrees"):
+        text += f" This run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}."
+    elif bf16_defaults:
+        text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
+                 "its results are not covered by this check.")
     # Under CPU bfloat16 the thread count changes the numbers (float32's do not), so say what it was.
     bf16_threads = sorted({json.loads(cells[str(t)].attrs["configs"])[j][str(t)]["train"]["threads"]
                            for t in summary["task"].values for j, p in enumerate(cells[str(t)]["precision"].values)
