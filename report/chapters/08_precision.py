@@ -120,9 +120,9 @@ md(table(pd.DataFrame(rows), index=False).data) if rows else None
 
 # %%
 if tasks:
-    text = decision({TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values)
-                     for t in summary["task"].values})
-    if text.startswith("Every task agrees"):
+    verdicts = {TASK_NAME.get(str(t), str(t)): str(summary["verdict"].sel(task=t).values) for t in summary["task"].values}
+    text = decision(verdicts)
+    if all(v == "agree" for v in verdicts.values()):
         text += f" This run: {', '.join(f'{TASK_NAME.get(t, t)} {p}' for t, p in defaults.items())}."
     elif bf16_defaults:
         text += (f" **This run nevertheless trains {', '.join(bf16_defaults)} in bfloat16 by default**: "
