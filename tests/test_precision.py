@@ -12,6 +12,9 @@ import xarray as xr
 from emergence import precision
 from emergence.config import load_params
 from emergence.hooks import attention_bias, scores_name
+from emergence.io import read_netcdf
+from emergence.precision_record import precision_record
+from emergence.stage import pipeline_paths
 from emergence.experiments.cells import cell_key, with_budget
 from emergence.experiments.precision_check import sweep_files
 from emergence.model import ModelConfig, SeedTransformer
@@ -283,8 +286,6 @@ def test_the_kept_check_that_decided_the_default_is_consistent_with_the_rule_and
     """The default profile compares no task; its chapter shows the kept run instead. Its verdicts
     must follow from its own p-values and intervals under the rule's thresholds, and a record that
     says any task differs or is undecided cannot sit beside a bf16 default."""
-    from emergence.io import read_netcdf
-    from emergence.stage import pipeline_paths
     record = read_netcdf(pipeline_paths()["precision_record"])
     params = load_params(profile="default")
     alpha, margin = params["linear_map"]["analysis"]["alpha"], float(record.attrs["margin"])
@@ -297,3 +298,17 @@ def test_the_kept_check_that_decided_the_default_is_consistent_with_the_rule_and
     if any(str(v) != "agree" for v in record["verdict"].values):
         assert all(params[t]["train"]["precision"] == "float32" for t in ("linear_map", "cellular_automata"))
     assert set(json.loads(record.attrs["n_seeds"])) == {str(t) for t in record["task"].values}
+
+
+def test_a_record_reads_its_provenance_from_the_run():
+    summary = xr.Dataset({"verdict": (("task",), np.array(["differ", "agree"]))},
+                         coords={"task": ["linear_map", "cellular_automata"]}, attrs={"margin": 1.25})
+    params = {"profile": "default",
+              "sweeps": {"precision": {"tasks": ["linear_map", "cellular_automata"], "n_seeds": {"linear_map": 40}}},
+              "linear_map": {"train": {"n_seeds": 8}}, "cellular_automata": {"train": {"n_seeds": 4}}}
+    timing = {"cpus": {"a": "AMD EPYC", "b": "AMD EPYC"}, "workers": 2, "build_wall_seconds": 5653.76}
+    record = precision_record(summary, params, timing, "ec31c25")
+    assert json.loads(record.attrs["n_seeds"]) == {"linear_map": 40, "cellular_automata": 4}
+    assert record.attrs["machine"] == "AMD EPYC; 2 workers" and record.attrs["build_wall_seconds"] == 5653.76
+    assert record.attrs["source_commit"] == "ec31c25" and record.attrs["margin"] == 1.25
+    assert summary.attrs == {"margin": 1.25}  # the summary itself untouched

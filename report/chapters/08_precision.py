@@ -102,8 +102,8 @@ if not tasks:
     record = load("precision_record")
     display(md(f"**The check that decided the default precision** ran once and is kept in "
                f"`{pipeline_paths()['precision_record']}`: {record.attrs['profile_run']}; commit "
-               f"{record.attrs['source_commit']}, {record.attrs['machine']}, {record.attrs['date']}, "
-               f"{record.attrs['wall_minutes']} min. "
+               f"{record.attrs['source_commit']}, {record.attrs['machine']}, its cells "
+               f"{fmt(float(record.attrs['build_wall_seconds']) / 60)} min. "
                + decision({TASK_NAME.get(str(t), str(t)): str(record["verdict"].sel(task=t).values)
                            for t in record["task"].values})))
     display(md(table(pd.DataFrame(verdict_rows(record, json.loads(record.attrs["n_seeds"]))), index=False).data))
