@@ -46,7 +46,7 @@ from emergence.experiments.ca_state_size_sweep import sweep_files as automata_fi
 from emergence.experiments.precision_check import sweep_files as precision_files
 from emergence.experiments.sparsity_sweep import row_file
 from emergence.params import PROFILES, REPO_ROOT, merged_params
-from emergence.stage import SCRATCH
+from emergence.stage import SCRATCH, changed_keys, keys_by_stage, stages_reading, written_params
 from emergence.experiments.runner import seed_groups
 from emergence.train import resolve_device, schedules
 from stages.lm_train import variant_requests, variant_seconds
@@ -175,11 +175,32 @@ def runs(stage: str, running: set[str] | None) -> bool:
     return running is None or any(name == stage or name.startswith(stage + "@") for name in running)
 
 
-def stages_to_run(root: Path = REPO_ROOT) -> set[str] | None:
-    """The stages `dvc repro` would run: those `dvc status` finds changed, and every stage
-    downstream of one (whose inputs it may rewrite: after a params edit only validate_params
-    has changed in DVC's eyes). None where DVC cannot tell (no DVC repository, or DVC not
-    installed: a GPU machine given the working tree alone can still price the plan)."""
+VALIDATE_STAGE = "validate_params"  # writes the effective params file every other stage reads its keys from
+
+
+def stages_after(changed: set[str], downstream: dict[str, set[str]], key_readers: set[str] | None) -> set[str]:
+    """The stages `dvc repro` runs: each one `dvc status` lists (`changed`) and every stage after
+    one (`downstream`: stage -> the stages reading one of its outputs), whose inputs it may
+    rewrite. After an edit of the params DVC lists validate_params alone, and the params file it
+    rewrites changes only for the stages whose declared keys change value (`key_readers`): those
+    run in place of every stage after it (an analysis threshold trains nothing). `key_readers`
+    None: no params file written yet, so every stage after it runs."""
+    through_keys = VALIDATE_STAGE in changed and key_readers is not None
+    start = set(changed) | (key_readers if through_keys else set())
+    found, todo = set(start), [stage for stage in start if not (through_keys and stage == VALIDATE_STAGE)]
+    while todo:
+        for after in downstream.get(todo.pop(), ()):
+            if after not in found:
+                found.add(after)
+                todo.append(after)
+    return found
+
+
+def stages_to_run(params: dict, root: Path = REPO_ROOT) -> set[str] | None:
+    """The stages `dvc repro` would run with `params` (validated, the active profile's), by
+    `stages_after`: DVC's status and graph, and the keys changed since the params file was last
+    written. None where DVC cannot tell (no DVC repository, or DVC not installed: a GPU machine
+    given the working tree alone can still price the plan)."""
     try:
         from dvc.exceptions import DvcException
         from dvc.repo import Repo
@@ -189,16 +210,14 @@ def stages_to_run(root: Path = REPO_ROOT) -> set[str] | None:
         with Repo(str(root)) as repo:
             changed = set(repo.status())
             graph = repo.index.graph  # edges point from a stage to the stages it depends on
-            todo = [stage for stage in graph.nodes if stage.addressing in changed]
-            found = set(todo)
-            while todo:
-                for downstream in graph.predecessors(todo.pop()):
-                    if downstream not in found:
-                        found.add(downstream)
-                        todo.append(downstream)
-            return {stage.addressing for stage in found}
+            downstream = {stage.addressing: {after.addressing for after in graph.predecessors(stage)}
+                          for stage in graph.nodes}
     except DvcException:
         return None
+    written = written_params(root)
+    readers = (None if written is None else
+               set(stages_reading(changed_keys(written, params), keys_by_stage(params, root))))
+    return stages_after(changed, downstream, readers)
 
 
 def stage_entries(params: dict, scratch: Path = SCRATCH,
@@ -252,7 +271,8 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
                      "seed-steps": sum(c[1] for c in build.values()), "flops": sum(c[0] for c in build.values()),
                      "seconds": sum(seconds) if speed else float("nan"),
                      "wall": build_wall(execution, seconds, trains, shares) if speed else float("nan")})
-    table = pd.DataFrame(rows)
+    # columns named even with no training stage to run (a chapter edit, an analysis threshold)
+    table = pd.DataFrame(rows, columns=["stage", "cells", "to build", "seed-steps", "flops", "seconds", "wall"])
     total = float(table["seconds"].sum()) if speed else float("nan")
     table.attrs["one pool hours"] = (one_pool_seconds(execution, every, float(table["wall"].sum())) / 3600
                                      if speed else float("nan"))
@@ -346,11 +366,15 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
     params = validate(load_params(profile=args.profile) if args.profile else load_params())
     # another profile than params.yaml's changes the params of every training stage: DVC's view
     # of the active one says nothing about what switching would run
-    running = None if args.profile not in (None, merged_params()["profile"]) else stages_to_run(root)
+    running = None if args.profile not in (None, merged_params()["profile"]) else stages_to_run(params, root)
     if running is not None and not running:
         print(f"Profile {params['profile']}: `dvc status` finds the pipeline up to date; nothing to train.")
         return 0
     table, _ = plan_table(params, None, scratch, running)
+    if table.empty:
+        print(f"Profile {params['profile']}: no training stage among those `dvc repro` will run "
+              f"({', '.join(sorted(running))}); nothing to train.")
+        return 0
     if table["to build"].sum() == 0:
         print(f"Profile {params['profile']}: every cell and language model the stages to run need is in the cell "
               "cache; nothing to train.")

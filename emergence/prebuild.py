@@ -73,7 +73,7 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
     start = stage_started()
     params = validate(load_params(profile=args.profile) if args.profile else load_params())
     build_log.STAGE = PREBUILD
-    prebuild(params, scratch, stages_to_run(root))
+    prebuild(params, scratch, stages_to_run(params, root))
     record_time(PREBUILD, params["profile"], time.perf_counter() - start, root)
     return 0
 

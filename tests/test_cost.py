@@ -219,7 +219,42 @@ def test_the_plan_covers_the_stages_dvc_would_run(tmp_path):
     table = cost.plan_table(params, None, tmp_path, {"sweep_precision", "linear_map_train", "report_render"})[0]
     assert table["stage"].tolist() == ["linear_map_train", "sweep_precision"]
     assert cost.stage_entries(params, tmp_path, None)[-1][0] == "lm_train" and len(every) == 9
-    assert cost.stages_to_run(tmp_path) is None
+    assert cost.stages_to_run(params, tmp_path) is None
+
+
+# a pipeline by hand: params -> data -> train -> summary -> report, and a second summary of the same training
+AFTER = {"validate_params": {"data", "train", "summary", "other_summary", "report"}, "data": {"train"},
+         "train": {"summary", "other_summary"}, "summary": {"report"}, "other_summary": {"report"}, "report": set()}
+
+
+def test_a_params_edit_runs_the_stages_reading_its_keys_and_those_after_them_not_every_stage():
+    """After a params edit DVC lists validate_params alone, and every stage reads the file it
+    writes; only the stages whose keys changed rerun, so an analysis threshold trains nothing
+    (a clone that pulled its results, its cell cache empty, would otherwise retrain every cell)."""
+    from emergence.cost import stages_after
+
+    assert stages_after({"validate_params"}, AFTER, {"summary"}) == {"validate_params", "summary", "report"}
+    assert stages_after({"validate_params"}, AFTER, set()) == {"validate_params"}  # a comment, or a value set back
+    assert stages_after({"validate_params"}, AFTER, {"data"}) == set(AFTER)  # a task key: everything after it
+    assert stages_after({"validate_params"}, AFTER, None) == set(AFTER)  # no params file written yet
+    # a stage's own change (its code, a file dep) runs it and every stage after it, whatever the keys say
+    assert stages_after({"train"}, AFTER, set()) == {"train", "summary", "other_summary", "report"}
+    assert stages_after({"validate_params", "other_summary"}, AFTER, {"summary"}) == {
+        "validate_params", "summary", "other_summary", "report"}
+    assert stages_after(set(), AFTER, {"summary"}) == set()  # keys read only once validate_params reruns
+
+
+def test_with_no_training_stage_to_run_the_plan_says_so(tmp_path, monkeypatch, capsys):
+    """A chapter edit or an analysis threshold: `make report`'s plan has no training stage to price."""
+    from emergence import cost
+
+    params = load_params(profile="smoke")
+    table, seconds = cost.plan_table(params, None, tmp_path, {"validate_params", "report_render"})
+    assert table.empty and "to build" in table.columns and math.isnan(seconds)
+    monkeypatch.setattr(cost, "stages_to_run", lambda params, root: {"report_notebooks", "report_render"})
+    monkeypatch.setattr(cost, "merged_params", lambda: {"profile": "smoke"})
+    assert cost.main(["--profile", "smoke"], scratch=tmp_path, root=tmp_path) == 0
+    assert "no training stage among those `dvc repro` will run (report_notebooks, report_render)" in capsys.readouterr().out
 
 
 def test_another_profile_is_planned_whole_whatever_dvc_says_of_the_active_one(tmp_path, monkeypatch, capsys):
@@ -227,7 +262,7 @@ def test_another_profile_is_planned_whole_whatever_dvc_says_of_the_active_one(tm
     training stage's params, so DVC's 'nothing to do' about the default profile must not stop it."""
     from emergence import cost
 
-    monkeypatch.setattr(cost, "stages_to_run", lambda root: set())  # the active profile: up to date
+    monkeypatch.setattr(cost, "stages_to_run", lambda params, root: set())  # the active profile: up to date
     monkeypatch.setattr(cost, "merged_params", lambda: {"profile": "default"})
     assert cost.main(["--profile", "default", "--no-calibrate"], scratch=tmp_path, root=tmp_path) == 0
     assert "nothing to train" in capsys.readouterr().out

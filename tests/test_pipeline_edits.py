@@ -121,6 +121,13 @@ def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(sm
     assert "up to date" in sh(["dvc", "status"], clone).stdout
     # `make report`'s plan: the clone's cell cache is empty, yet nothing will train, and it times nothing
     assert "up to date; nothing to train" in sh([sys.executable, "-m", "emergence.cost"], clone).stdout
+    # and after an analysis threshold or a chapter edit, which rerun no training stage, it prebuilds nothing
+    edit(clone / "params.yaml", "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
+    (clone / "report" / "chapters" / "02_sparsity.py").open("a").write("# an edit\n")
+    plan = sh([sys.executable, "-m", "emergence.cost", "--no-calibrate"], clone).stdout
+    assert "no training stage among those `dvc repro` will run" in plan and "linear_map_analyse" in plan, plan
+    sh([sys.executable, "-m", "emergence.prebuild"], clone)
+    assert not list((clone / "data" / ".scratch").rglob("*.nc"))  # no cell trained into the empty cache
     metrics = json.loads((clone / "data" / "metrics" / "summary.json").read_text())
     assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "automata", "mixers",
                                                    "language_models", "mirage", "precision", "attention_bias"}

@@ -1,5 +1,6 @@
 """An analysis threshold, on a copy of the smoke build: it reruns the analyses and retrains
 nothing, and the comparison page between the committed results and the edit lists it."""
+import json
 import re
 import sys
 
@@ -9,17 +10,24 @@ from smoke_build import EXTERNAL, edit, sh
 
 pytestmark = pytest.mark.pipeline
 
+# the stages `make report` expects `dvc repro` to run, so plans and prebuilds the cells of
+PLANNED = ("import json; from emergence.config import load_params, validate; from emergence.cost import stages_to_run; "
+           "print(json.dumps(sorted(stages_to_run(validate(load_params())))))")
+
 
 def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
     params = smoke_repo / "params.yaml"
     original = edit(params, "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
     try:  # up to the report's inputs: the report after them is the same two stages as any other change's
+        planned = set(json.loads(sh([sys.executable, "-c", PLANNED], smoke_repo).stdout))
         out = sh(["dvc", "repro", "claims_scorecard", "sweep_precision_summary"], smoke_repo)
         ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
         assert ran == {"validate_params", "linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
                        "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary",
                        "claims_scorecard"}, ran
         assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar
+        # `make report`'s plan and prebuild foresaw it: these and the stages after the targets, no training stage
+        assert planned == ran | {"summary_metrics", "report_notebooks", "report_render"}, planned
     finally:
         params.write_text(original)
 
