@@ -32,7 +32,7 @@ from emergence.io import read_netcdf  # noqa: E402
 from emergence.params import REPO_ROOT, flatten, merged_params  # noqa: E402
 from emergence.render import html_page, pdf_document  # noqa: E402
 from emergence.report_index import params_diff  # noqa: E402
-from emergence.scorecard import changed_verdicts  # noqa: E402
+from emergence.scorecard import changed_numbers, changed_verdicts  # noqa: E402
 from emergence.stage import pipeline_paths  # noqa: E402
 from emergence.summary_metrics import at_budget  # noqa: E402
 from emergence.tables import pipe_table  # noqa: E402
@@ -61,7 +61,9 @@ def checkout(rev: str, root: Path = REPO_ROOT) -> Path:
         shutil.rmtree(dest, ignore_errors=True)
     _run(["git", "worktree", "add", "--detach", "--force", str(dest), sha], root)
     dvc = str(Path(sys.executable).parent / "dvc")
-    _run([dvc, "config", "--local", "cache.dir", str((root / ".dvc" / "cache").resolve())], dest)
+    # the cache this repository is configured with (`dvc cache dir`: a cluster's shared one, say)
+    cache = _run([dvc, "cache", "dir"], root).stdout.strip()
+    _run([dvc, "config", "--local", "cache.dir", str(Path(root, cache).resolve())], dest)
     _run([dvc, "config", "--local", "cache.type", "hardlink,copy"], dest)  # read only: links, not copies
     _run([dvc, "checkout", "--quiet"], dest, check=False)  # outputs missing from the cache stay missing
     return dest
@@ -176,6 +178,14 @@ def verdict_diff(base: dict, head: dict) -> pd.DataFrame:
                         columns=["claim", "base", "head"])
 
 
+def number_diff(base: dict, head: dict) -> pd.DataFrame:
+    """Claims decided the same way on other numbers."""
+    if base["scorecard"] is None or head["scorecard"] is None:
+        return pd.DataFrame()
+    return pd.DataFrame(changed_numbers(base["scorecard"]["claims"], head["scorecard"]["claims"]),
+                        columns=["claim", "verdict", "base", "head"])
+
+
 def metric_diff(base: dict, head: dict) -> pd.DataFrame:
     """Metrics that differ; empty where a revision has no metrics file (the page says which)."""
     if base["summary_metrics"] is None or head["summary_metrics"] is None:
@@ -286,6 +296,7 @@ def compare_markdown(base: dict, head: dict, work_dir: Path) -> str:
         "Where a revision's scorecard resampled its seeds, each verdict carries the share of those resamples "
         "that gave it again (emergence/stability.py): a change between verdicts that few resamples give is one "
         "another run of the same code could make.",
+        "## Same verdict, other numbers", _table(number_diff(base, head), "None."),
         "## Summary metrics that changed", _table(metric_diff(base, head), "None (or, where named above, a revision has none)."),
         "## Key figures", *figures(base, head, work_dir),
     ]) + "\n"

@@ -17,8 +17,8 @@ import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
-from emergence.scorecard import (changed_verdicts, claim_evidence, fmt_share, least_stable, read_scorecard, shaky,
-                                  stability_text)
+from emergence.scorecard import (changed_numbers, changed_verdicts, claim_evidence, fmt_share, least_stable,
+                                  read_scorecard, shaky, stability_text)
 from emergence.stage import PREBUILD, pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
 
@@ -250,13 +250,15 @@ def stability_markdown(rows: list[dict]) -> str:
             f"move. {least}.")
 
 
-def verdict_changes(root: Path, rev: str, current: dict) -> pd.DataFrame:
-    """Claims whose verdict differs from the scorecard committed at `rev`."""
+def verdict_changes(root: Path, rev: str, current: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Against the scorecard committed at `rev`: the claims whose verdict differs, and those
+    decided alike on other numbers."""
     text = git_show(rev, pipeline_paths(root)["scorecard"], root)
     if text is None:
-        return pd.DataFrame()
-    return pd.DataFrame(changed_verdicts(json.loads(text).get("claims", []), current["claims"]),
-                        columns=["claim", f"at {rev}", "now"])
+        return pd.DataFrame(), pd.DataFrame()
+    before = json.loads(text).get("claims", [])
+    return (pd.DataFrame(changed_verdicts(before, current["claims"]), columns=["claim", f"at {rev}", "now"]),
+            pd.DataFrame(changed_numbers(before, current["claims"]), columns=["claim", "verdict", f"at {rev}", "now"]))
 
 
 # (row label, dotted key or a function of the merged params): the settings that set this run's
@@ -334,9 +336,11 @@ def _changes(root: Path, base_rev: str, flat: dict, scorecard: dict) -> list[str
     base = params_at_rev(base_rev, root)
     if base is None or git_show(base_rev, "", root) is None:
         return [f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare."]
+    verdicts, numbers = verdict_changes(root, base_rev, scorecard)
     return [f"Side by side, with the key figures of both revisions overlaid: `make compare BASE={base_rev}` writes "
             "[report/_compare/compare.html](../_compare/compare.html) (and a PDF) from DVC's cache, without training.",
-            "Verdicts that changed:", _md_table(verdict_changes(root, base_rev, scorecard)),
+            "Verdicts that changed:", _md_table(verdicts),
+            "Claims decided alike on other numbers:", _md_table(numbers),
             "Parameters (effective values after the profile overlay):", _md_table(params_diff(flat, base)),
             "Summary metrics that changed (`dvc metrics diff` gives the same from the command line):",
             *_metrics_section(root, base_rev)]

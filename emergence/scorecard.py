@@ -800,6 +800,20 @@ def changed_verdicts(before: list[dict], after: list[dict]) -> list[tuple[str, s
             for key in sorted(set(old) | set(new)) if verdict(old, key) != verdict(new, key)]
 
 
+def changed_numbers(before: list[dict], after: list[dict]) -> list[tuple[str, str, str, str]]:
+    """(label, verdict, numbers before, numbers after) of each row both scorecards hold with the
+    same verdict but another estimate, interval, sample or test: what an edit moved without
+    deciding the claim otherwise (an analysis threshold, more seeds). A row whose statistic
+    changed (its rule was edited) names it on both sides."""
+    old, new = rows_by_key(before), rows_by_key(after)
+    fields = ("statistic", "estimate", "interval", "n", "censored", "censored_of", "p_value")
+    moved = [key for key in sorted(old.keys() & new.keys()) if old[key]["verdict"] == new[key]["verdict"]
+             and any(old[key].get(f) != new[key].get(f) for f in fields)]
+    shown = lambda row, key: (claim_evidence(row) if old[key]["statistic"] != new[key]["statistic"]  # noqa: E731
+                              else claim_numbers(row))
+    return [(new[key]["claim"], new[key]["verdict"], shown(old[key], key), shown(new[key], key)) for key in moved]
+
+
 def verdicts_json(rows: list[dict]) -> str:
     """The DVC metric: per claim its verdict and numbers, keyed, so `dvc metrics diff` lists a
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
@@ -872,10 +886,14 @@ def hinges_text(key: str, sensitivity: list[dict]) -> str:
 
 
 def claim_evidence(row: dict) -> str:
+    return f"{row['statistic']} = {claim_numbers(row)}"
+
+
+def claim_numbers(row: dict) -> str:
+    """A row's estimate with its interval, its sample and its test."""
     lo, hi = row["interval"]
     tests = "" if row["p_value"] is None else f"; p = {fmt_value(row['p_value'])} (BH q = {fmt_value(row['q_value'])})"
-    return (f"{row['statistic']} = {fmt_value(row['estimate'])} [{fmt_value(lo)}, {fmt_value(hi)}]; "
-            f"{sample_of(row)}{tests}")
+    return f"{fmt_value(row['estimate'])} [{fmt_value(lo)}, {fmt_value(hi)}]; {sample_of(row)}{tests}"
 
 
 def sample_of(row: dict) -> str:

@@ -80,3 +80,35 @@ def test_a_figure_drawn_from_the_same_numbers_says_its_lines_coincide(tmp_path, 
     assert "lines coincide" in same
     (moved,) = compare.figures(rev("base", "a"), rev("moved", "b", shift=1.0), tmp_path / "page")
     assert "lines coincide" not in moved
+
+
+def test_a_revision_is_checked_out_from_the_cache_the_repository_is_configured_with(tmp_path):
+    """A shared cache (`dvc cache dir` elsewhere, as on a cluster) holds the base's outputs; the
+    repository's own .dvc/cache is empty. The base's tree must read them from the shared one."""
+    import os
+    import subprocess
+    import sys
+
+    from emergence.compare import checkout
+
+    repo, shared = tmp_path / "repo", tmp_path / "shared-cache"
+    repo.mkdir()
+    env = dict(os.environ, DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    dvc = str(os.path.join(os.path.dirname(sys.executable), "dvc"))
+
+    def run(*args):
+        subprocess.run(args, cwd=repo, env=env, check=True, capture_output=True)
+
+    run("git", "init", "-q")
+    run(dvc, "init", "-q")
+    run(dvc, "cache", "dir", "--local", str(shared))
+    (repo / "result.txt").write_text("base\n")
+    run(dvc, "add", "-q", "result.txt")
+    run("git", "add", "-A")
+    run("git", "commit", "-qm", "base")
+    (repo / "result.txt").write_text("head\n")  # the workspace moves on
+    run(dvc, "add", "-q", "result.txt")
+    assert not (repo / ".dvc" / "cache").exists()  # every output lives in the shared cache
+    tree = checkout("HEAD", repo)
+    assert (tree / "result.txt").read_text() == "base\n"

@@ -51,6 +51,8 @@ def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revis
         assert "data/linear_map/analysis.nc" in results and "linear_map_analyse" in results
         assert "values: " in results  # what differs in it, read from both files
         assert "data/linear_map/train.nc" not in results and "other results have the same hash" in results
+        numbers = page.split('id="same-verdict-other-numbers"')[1].split('id="summary-metrics-that-changed"')[0]
+        assert "5 (linear map, c = 3)" in numbers  # its rule reads the plateau's end: same verdict, other ratio
         metrics = page.split('id="summary-metrics-that-changed"')[1].split('id="key-figures"')[0]
         assert "km_median_plateau_end" in metrics and "language_models." not in metrics  # what moved, only that
         assert page.count("data:image/png") == 4 and not EXTERNAL.search(page)

@@ -160,6 +160,33 @@ def test_rows_match_across_revisions_by_rule_not_by_label():
     assert verdict_diff({"scorecard": {"claims": firm}}, {"scorecard": {"claims": firm}}).empty
 
 
+def test_a_claim_decided_alike_on_other_numbers_shows_both_sides_numbers():
+    """`make compare` after an edit that moved a claim's numbers but not its verdict (a threshold,
+    more seeds): both sides' estimate, interval, sample and test; a verdict change is not repeated
+    here, an unchanged row not listed, and an edited rule names its statistic on both sides."""
+    from emergence.compare import number_diff
+
+    row = {"id": "random-times", "claim": "1 (linear map, seed-dependent)", "verdict": "reproduced",
+           "statistic": "quartile ratio", "estimate": 2.04, "interval": [1.71, 3.89], "n": 8, "n_of": "seeds",
+           "censored": 0, "censored_of": None, "p_value": None, "q_value": None}
+    tested = dict(row, id="hump", claim="4 (linear map, sparsity)", estimate="inf", interval=["inf", "inf"],
+                  n=40, n_of="runs", censored=21, p_value=0.00336, q_value=0.00533)
+    moved = [dict(row, estimate=2.2, interval=[1.8, 4.1]), dict(tested, censored=19, p_value=0.004, q_value=0.006)]
+    diff = number_diff({"scorecard": {"claims": [row, tested]}}, {"scorecard": {"claims": moved}})
+    assert diff.values.tolist() == [
+        ["4 (linear map, sparsity)", "reproduced", "∞ [∞, ∞]; 40 runs, 21 censored; p = 0.00336 (BH q = 0.00533)",
+         "∞ [∞, ∞]; 40 runs, 19 censored; p = 0.004 (BH q = 0.006)"],
+        ["1 (linear map, seed-dependent)", "reproduced", "2.04 [1.71, 3.89]; 8 seeds, 0 censored",
+         "2.2 [1.8, 4.1]; 8 seeds, 0 censored"]]
+    assert number_diff({"scorecard": {"claims": [row]}}, {"scorecard": {"claims": [row]}}).empty
+    decided = dict(row, estimate=1.2, interval=[1.0, 1.4], verdict="not reproduced")  # the verdicts' table has it
+    assert number_diff({"scorecard": {"claims": [row]}}, {"scorecard": {"claims": [decided]}}).empty
+    rule = dict(row, statistic="quartile ratio (Kaplan-Meier)")
+    assert number_diff({"scorecard": {"claims": [row]}}, {"scorecard": {"claims": [rule]}}).values.tolist() == [
+        ["1 (linear map, seed-dependent)", "reproduced", "quartile ratio = 2.04 [1.71, 3.89]; 8 seeds, 0 censored",
+         "quartile ratio (Kaplan-Meier) = 2.04 [1.71, 3.89]; 8 seeds, 0 censored"]]
+
+
 def test_every_row_links_a_figure_its_chapter_draws():
     import re
 
