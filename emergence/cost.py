@@ -198,9 +198,10 @@ def stages_after(changed: set[str], downstream: dict[str, set[str]], key_readers
 
 def stages_to_run(params: dict, root: Path = REPO_ROOT) -> set[str] | None:
     """The stages `dvc repro` would run with `params` (validated, the active profile's), by
-    `stages_after`: DVC's status and graph, and the keys changed since the params file was last
-    written. None where DVC cannot tell (no DVC repository, or DVC not installed: a GPU machine
-    given the working tree alone can still price the plan)."""
+    `stages_after` (DVC's status and graph, and the keys changed since the params file was last
+    written), less the training stages it will check out of DVC's run cache instead
+    (`run_cache_restores`). None where DVC cannot tell (no DVC repository, or DVC not
+    installed: a GPU machine given the working tree alone can still price the plan)."""
     try:
         from dvc.exceptions import DvcException
         from dvc.repo import Repo
@@ -212,12 +213,53 @@ def stages_to_run(params: dict, root: Path = REPO_ROOT) -> set[str] | None:
             graph = repo.index.graph  # edges point from a stage to the stages it depends on
             downstream = {stage.addressing: {after.addressing for after in graph.predecessors(stage)}
                           for stage in graph.nodes}
+            written = written_params(root)
+            readers = (None if written is None else
+                       set(stages_reading(changed_keys(written, params), keys_by_stage(params, root))))
+            running = stages_after(changed, downstream, readers)
+            return running - run_cache_restores(repo, running, set(planned_cells(params)) | {"lm_train"})
     except DvcException:
         return None
-    written = written_params(root)
-    readers = (None if written is None else
-               set(stages_reading(changed_keys(written, params), keys_by_stage(params, root))))
-    return stages_after(changed, downstream, readers)
+
+
+def run_cache_restores(repo, running: set[str], training: set[str]) -> set[str]:
+    """The training stages among `running` whose outputs `dvc repro` will check out of DVC's run
+    cache rather than run them: the same command, deps and params ran before with this cache (a
+    profile switched back, a revision checked out without `dvc checkout`, another clone sharing a
+    cluster's cache), so the cells the cell cache lacks would be trained for nothing. Judged
+    upstream first, each stage from its deps as they will be when it runs: the files as they are,
+    or an upstream stage's outputs as its run cache holds them (the linear-map run after its task
+    file). A stage after one that will really run (validate_params itself, before the params file
+    is rewritten: `make report` validates first) cannot be judged here and counts as running."""
+    import networkx as nx
+    from dvc.exceptions import DvcException
+    from dvc.stage.cache import _can_hash
+
+    judged = {stage.addressing.split("@")[0] for stage in repo.index.graph.nodes} & training
+    wanted = set().union(*(nx.descendants(repo.index.graph, s) | {s} for s in repo.index.graph.nodes
+                           if s.addressing.split("@")[0] in judged))  # those stages and the ones they read
+    restored: dict[str, object] = {}  # an output's path -> its hash once its stage is checked out of the run cache
+    restores: set[str] = set()
+    for stage in reversed(list(nx.topological_sort(repo.index.graph))):
+        name = stage.addressing
+        if stage not in wanted or name not in running:
+            continue
+        if any(up.addressing in running and up.addressing not in restores for up in repo.index.graph.successors(stage)):
+            continue
+        try:
+            for dep in stage.deps:
+                if dep.def_path in restored:
+                    dep.hash_info, dep.meta = restored[dep.def_path]
+                else:
+                    dep.save()
+            cache = repo.stage_cache._load(stage) if _can_hash(stage) else None
+            cached = cache and repo.stage_cache._create_stage(cache, wdir=stage.wdir)
+        except DvcException:  # a dep missing, say: DVC will run it
+            continue
+        if cached and cached.outs_cached():
+            restores.add(name)
+            restored.update({out.def_path: (out.hash_info, out.meta) for out in cached.outs})
+    return {name for name in restores if name.split("@")[0] in training}
 
 
 def stage_entries(params: dict, scratch: Path = SCRATCH,

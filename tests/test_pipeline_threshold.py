@@ -2,6 +2,7 @@
 nothing, and the comparison page between the committed results and the edit lists it."""
 import json
 import re
+import shutil
 import sys
 
 import pytest
@@ -61,3 +62,29 @@ def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revis
         assert len(sh(["git", "worktree", "list"], smoke_repo).stdout.splitlines()) == 1  # the base's is removed
     finally:
         params.write_text(original)
+
+
+def test_a_value_set_back_is_checked_out_of_the_run_cache_and_nothing_is_prebuilt(smoke_repo):
+    """A task value set and set back: DVC checks the earlier run's outputs out of its run cache (the
+    task file, then the linear-map run that reads it), so `make report`'s plan and prebuild train
+    none of its cells, even with an empty cell cache (a clone sharing a cluster's DVC cache)."""
+    overlay = smoke_repo / "profiles" / "smoke.yaml"
+    original = edit(overlay, "    eval_sequences: 64\n", "    eval_sequences: 48\n")
+    try:
+        sh(["dvc", "repro", "linear_map_train"], smoke_repo)  # the task and the run at 48
+    finally:
+        overlay.write_text(original)
+    sh(["dvc", "repro", "validate_params"], smoke_repo)  # as `make report` does first
+    assert "linear_map_train" in sh(["dvc", "status"], smoke_repo).stdout  # its lock holds the run at 48
+    planned = set(json.loads(sh([sys.executable, "-c", PLANNED], smoke_repo).stdout))
+    assert "linear_map_train" not in planned and "linear_map_analyse" in planned, planned
+    scratch, aside = smoke_repo / "data" / ".scratch", smoke_repo.parent / "scratch-aside"
+    scratch.rename(aside)
+    try:
+        sh([sys.executable, "-m", "emergence.prebuild"], smoke_repo)
+        assert not list(scratch.rglob("*.nc"))  # the linear-map cell the empty cache lacks: not trained
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        aside.rename(scratch)
+    out = sh(["dvc", "repro", "linear_map_train"], smoke_repo).stdout
+    assert "Stage 'linear_map_train' is cached - skipping run" in out, out
