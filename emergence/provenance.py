@@ -54,6 +54,12 @@ def git_show(rev: str, path: str, root: Path = REPO_ROOT) -> str | None:
     return _git("show", f"{rev}:{path}", root=root)
 
 
+def commit_label(rev: str, root: Path = REPO_ROOT, width: int = 90) -> str | None:
+    """`rev` resolved now: its short hash, date and subject (cut at `width`); None if no commit."""
+    label = _git("log", "-1", "--date=short", "--format=%h (%ad): %s", rev, "--", root=root)
+    return label if label is None or len(label) <= width else label[:width - 1].rstrip() + "…"
+
+
 def package_versions() -> dict[str, str]:
     out = {}
     for name in REPORTED_PACKAGES:

@@ -16,7 +16,7 @@ import yaml
 import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
-from emergence.provenance import code_version, git_show, git_state, hardware, package_versions
+from emergence.provenance import code_version, commit_label, git_show, git_state, hardware, package_versions
 from emergence.scorecard import (changed_numbers, changed_verdicts, claim_evidence, fmt_share, least_stable,
                                   read_scorecard, shaky, stability_text)
 from emergence.stage import PREBUILD, pipeline_paths, read_pipeline
@@ -337,7 +337,9 @@ def _changes(root: Path, base_rev: str, flat: dict, scorecard: dict) -> list[str
     if base is None or git_show(base_rev, "", root) is None:
         return [f"No base revision `{base_rev}` with a params.yaml exists; nothing to compare."]
     verdicts, numbers = verdict_changes(root, base_rev, scorecard)
-    return [f"Side by side, with the key figures of both revisions overlaid: `make compare BASE={base_rev}` writes "
+    # a symbolic revision moves with every commit, and git is no input of this page: say what it was
+    return [f"`{base_rev}` was commit {commit_label(base_rev, root)} when this page was rendered.",
+            f"Side by side, with the key figures of both revisions overlaid: `make compare BASE={base_rev}` writes "
             "[report/_compare/compare.html](../_compare/compare.html) (and a PDF) from DVC's cache, without training.",
             "Verdicts that changed:", _md_table(verdicts),
             "Claims decided alike on other numbers:", _md_table(numbers),

@@ -335,6 +335,24 @@ def test_the_metrics_comparison_lists_only_what_changed(tmp_path):
     assert note == f"1 metrics unchanged; `{METRICS_FILES[1]}` is new (2 metrics)."
 
 
+def test_the_entry_page_names_the_commit_its_symbolic_base_was(tmp_path):
+    """`report.base_rev: HEAD~1` moves with every commit and git is no input of the page, so the
+    page says which commit it compared against: short hash, date, subject (cut when long)."""
+    import subprocess
+
+    from emergence.provenance import commit_label
+    git = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *a], cwd=tmp_path,  # noqa: E731
+                                    check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    for subject in ("the base run", "a run with a subject far longer than a heading should carry " * 3):
+        git("commit", "-q", "--allow-empty", "-m", subject)
+    short = git("rev-parse", "--short", "HEAD~1")
+    assert commit_label("HEAD~1", tmp_path).startswith(f"{short} (") and commit_label("HEAD~1", tmp_path).endswith(
+        "): the base run")
+    assert len(commit_label("HEAD", tmp_path)) == 90 and commit_label("HEAD", tmp_path).endswith("…")
+    assert commit_label("HEAD~5", tmp_path) is None
+
+
 def _hidden_outputs(source: str) -> list[int]:
     """Lines of md(...) / table(...) calls whose value a notebook cell never shows: an IPython
     cell displays only its last top-level expression, so such a call anywhere else (inside an
