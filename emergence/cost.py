@@ -235,18 +235,18 @@ def run_cache_restores(repo, running: set[str], training: set[str]) -> set[str]:
     from dvc.exceptions import DvcException
     from dvc.stage.cache import _can_hash
 
-    judged = {stage.addressing.split("@")[0] for stage in repo.index.graph.nodes} & training
-    wanted = set().union(*(nx.descendants(repo.index.graph, s) | {s} for s in repo.index.graph.nodes
-                           if s.addressing.split("@")[0] in judged))  # those stages and the ones they read
-    restored: dict[str, object] = {}  # an output's path -> its hash once its stage is checked out of the run cache
+    graph = repo.index.graph  # edges point from a stage to the stages it depends on
+    wanted = set().union(*(nx.descendants(graph, stage) | {stage} for stage in graph.nodes
+                           if stage.addressing.split("@")[0] in training))  # those stages and the ones they read
+    restored: dict[str, tuple] = {}  # an output's path -> its (hash, meta) as the run cache holds it
     restores: set[str] = set()
-    for stage in reversed(list(nx.topological_sort(repo.index.graph))):
+    for stage in reversed(list(nx.topological_sort(graph))):
         name = stage.addressing
         if stage not in wanted or name not in running:
             continue
-        if any(up.addressing in running and up.addressing not in restores for up in repo.index.graph.successors(stage)):
+        if any(up.addressing in running and up.addressing not in restores for up in graph.successors(stage)):
             continue
-        try:
+        try:  # DVC's own lookup (StageCache.restore's, without the checkout), on the deps as they will be
             for dep in stage.deps:
                 if dep.def_path in restored:
                     dep.hash_info, dep.meta = restored[dep.def_path]
