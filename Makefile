@@ -30,9 +30,6 @@ $(VENV)/.installed: requirements.lock
 
 report: env
 	$(BIN)/python -m emergence.config set-profile $(PROFILE)
-	# validation first: with the params file current, the plan and the prebuild see which training
-	# stages DVC will check out of its run cache (a profile switched back) and train none of their cells
-	$(BIN)/dvc repro validate_params
 	$(BIN)/python -m emergence.cost
 	$(BIN)/python -m emergence.prebuild
 	$(BIN)/dvc repro

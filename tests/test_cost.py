@@ -241,7 +241,24 @@ def test_a_params_edit_runs_the_stages_reading_its_keys_and_those_after_them_not
     assert stages_after({"train"}, AFTER, set()) == {"train", "summary", "other_summary", "report"}
     assert stages_after({"validate_params", "other_summary"}, AFTER, {"summary"}) == {
         "validate_params", "summary", "other_summary", "report"}
-    assert stages_after(set(), AFTER, {"summary"}) == set()  # keys read only once validate_params reruns
+    # a stage whose last run read other values than the params file holds runs, whatever validate_params does
+    assert stages_after(set(), AFTER, {"summary"}) == {"summary", "report"}
+
+
+def test_a_stage_that_only_reads_other_keys_of_the_params_file_waits_for_its_keys_to_be_judged():
+    """`dvc status` compares a stage's keys with the params file as it is; validate_params is about
+    to rewrite it, so such a change is judged by the keys' values to come, anything else stands."""
+    from emergence.cost import changed_beyond_params, file_values
+
+    params = "data/params.json"
+    assert not changed_beyond_params([{"changed deps": {params: {"linear_map.task": "modified"}}}], params)
+    assert changed_beyond_params([{"changed deps": {params: {"x": "modified"}, "emergence/train.py": "modified"}}],
+                                 params)
+    assert changed_beyond_params([{"changed outs": {"data/linear_map/train.nc": "deleted"}}], params)
+    assert changed_beyond_params(["changed command"], params)
+    written = {"linear_map": {"task": {"state_size": 16}}, "sweeps": {"sparsity": {"grid": {"S08": [1, 2]}}}}
+    assert file_values(["linear_map.task", "sweeps.sparsity.grid.S08", "sweeps.sparsity.grid.S99", "profile"],
+                       written) == {"linear_map.task": {"state_size": 16}, "sweeps.sparsity.grid.S08": [1, 2]}
 
 
 def test_with_no_training_stage_to_run_the_plan_says_so(tmp_path, monkeypatch, capsys):
