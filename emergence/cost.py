@@ -268,10 +268,11 @@ def run_cache_restores(repo, running: set[str], training: set[str], params_file:
     will check out of DVC's run cache rather than run them: the same command, deps and params
     ran before with this cache (a profile switched back, a value set back, a revision checked out
     without `dvc checkout`, another clone sharing a cluster's cache), so the cells the cell cache
-    lacks would be trained for nothing. Judged upstream first, each stage from its deps as they will be when it runs: the
-    files as they are, its keys of the params file as validate_params will write it (`written`),
-    or an upstream stage's outputs as its run cache holds them (the linear-map run after its task
-    file). A stage after another that will really run cannot be judged here and counts as running."""
+    lacks would be trained for nothing. Judged upstream first, each stage from its deps as they
+    will be when it runs: the files as they are, its keys of the params file as validate_params
+    will write it (`written`), or an upstream stage's outputs as its run cache holds them (the
+    linear-map run after its task file). A stage after another that will really run cannot be
+    judged here and counts as running."""
     import networkx as nx
     from dvc.dependency import ParamsDependency
     from dvc.exceptions import DvcException
