@@ -1408,7 +1408,7 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
             f"{emerged}, in {seeds} seeds; a sign test over seeds needs at least {fewest} at alpha {alpha:g}: the "
             f"paper's setting trains {paper_budget:,.0f} steps" + (f" and the paper profile runs {paper_n} seeds"
                                                                    if paper_n is not None else "")
-            + ("" if verdict == "needs the paper profile" else f", so no profile here runs enough seeds with a run")))
+            + ("" if verdict == "needs the paper profile" else ", so no profile here runs enough seeds with a run")))
     if runs == 0:
         return Verdict(**common, verdict="inconclusive", reason="no run emerged within the budget: a longer budget decides")
     detail = (f"median shift {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] evaluation intervals with {subsample} examples over "

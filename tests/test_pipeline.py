@@ -146,7 +146,7 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
     for r in rows:
         assert sum(r["resampled"].values()) == draws and r["stability"] == r["resampled"].get(r["verdict"], 0) / draws
     assert f"Stable</em> is the share of {draws} resamples" in index
-    assert all(f"Stability: the same verdict on" in page(f"{c}.html") for c in {r["chapter"] for r in rows})
+    assert all("Stability: the same verdict on" in page(f"{c}.html") for c in {r["chapter"] for r in rows})
     # and every threshold moved both ways, the verdicts that hinge on it on the entry page
     keys = {r["id"] if sum(q["id"] == r["id"] for q in rows) == 1 else f"{r['id']} {r['claim']}" for r in rows}
     assert [e["threshold"] for e in card["sensitivity"]] == list(THRESHOLDS)

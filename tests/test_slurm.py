@@ -5,7 +5,6 @@ import copy
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from emergence import build_log
 from emergence.config import REPO_ROOT
 from emergence.executor import ExecutorError, run_slurm
-from emergence.experiments import cache, cells
+from emergence.experiments import cells
 
 from test_executor import POOLED, SERIAL, _digests, _sweep_files
 

@@ -10,7 +10,6 @@ from emergence.summary_metrics import LABELS, cell_metrics, language_model_metri
 
 
 def _summary():
-    inf = np.inf
     return xr.Dataset(
         {"plateau_end_step": (("cell", "seed"), [[100.0, 200.0, 300.0], [1000.0, 1000.0, 1000.0]]),
          "plateau_end_censored": (("cell", "seed"), [[0, 0, 0], [1, 1, 1]]),

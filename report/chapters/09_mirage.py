@@ -103,7 +103,7 @@ def continuous_of(ds):
 METRIC = {"accuracy": "accuracy", "cross_entropy": "cross-entropy", "p_correct": "p(correct)", "brier": "Brier score"}
 
 
-md(f"Runs analysed: " + "; ".join(
+md("Runs analysed: " + "; ".join(
     f"{label(ds)}: {ds.sizes['seed']} seeds, budget {int(ds.attrs['budget_step']):,} steps" for ds in mirage.values())
    + f". A curve has risen when its progress reaches {threshold} (`mirage.rise_threshold`)."
    + "".join(f" The runs of {label(ds)} are {ds.attrs['runs_from']}: its first seeds are the control arm's runs."
