@@ -12,9 +12,10 @@ default, `+autotuned`: max-autotune-no-cudagraphs, and on request `+graphs`: red
 CUDA graphs; one seed a batch and their own
 seeds_per_group; the cold compile is timed apart as warmup_s). For each number of seeds sharing
 a batch it times the real training step (emergence.train.train_step): steps/s, seed-steps/s,
-analytic FLOP/s (attention models only) as a fraction of two ceilings measured in the same run,
+analytic FLOP/s (attention models only) as a fraction of two ceilings measured in each round,
 in the run's own dtype: a 2048^2 matmul and the model's own GEMM shapes (its projections and MLP
-as the seed-batched matmuls the step runs). Also measured, in the same process layout:
+as the seed-batched matmuls the step runs); a step above either is listed in `above_ceiling`
+(that round's ceiling was measured in a slow moment). Also measured, in the same process layout:
 - `plain_loop`: the same transformer trained one seed at a time the way most research code
   does (emergence/plain_loop.py), and the ratio of the best configuration to it; that ratio
   again from the two alternating step by step in one process (`alternating`), which a
@@ -425,6 +426,21 @@ def process_scaling(task: str, section: dict, counts: list[int], seconds: float,
                      for n, v in together.items()]}
 
 
+ABOVE_CEILING = ("above its ceiling: a step runs these GEMMs and other work beside them, so it cannot outrun "
+                 "them alone; that round's ceiling was likely measured while the machine ran slower (another "
+                 "process, a speed swing)")
+
+
+def ceiling_fractions(gflop_per_s: float, matmul_ceiling: float, shape_ceiling: float) -> dict:
+    """A step's analytic rate as a fraction of the round's two ceilings, and whether either is
+    above 1 (`ABOVE_CEILING`). The analytic count adds the attention scores and the embedding to
+    the GEMMs (a few percent), so a step could pass 1 only if all its other work took no time.
+    NaN (a mixer without an analytic count, or no shape ceiling) is never above."""
+    fractions = {"fraction_of_matmul_ceiling": gflop_per_s / matmul_ceiling,
+                 "fraction_of_shape_ceiling": gflop_per_s / shape_ceiling}
+    return {**fractions, "above_ceiling": any(f > 1.0 for f in fractions.values())}
+
+
 def gemm_bound_ratio(plain_seed_steps_per_s: float, gemm_gflop_per_seed_step: float, ceiling_gflop_per_s: float) -> float:
     """The most any loop could gain over the plain one with its GEMMs alone at the training-GEMM
     ceiling and everything else free: ceiling / GEMM work per seed-step / the plain loop's rate.
@@ -455,8 +471,9 @@ def _gemm_bounds(config: tuple, shape_ceilings: dict, plain_rate: float) -> dict
 def run(groups: list[int], seconds: float, threads: int, device: str, rounds: int = 3,
         only: list[str] | None = None, compile_modes: tuple[str, ...] = ()) -> dict:
     """Every (configuration, seeds per batch) is measured once per round, rounds interleaved, and
-    the ceilings once per round: a shared VM's speed drifts by +-15% over minutes, so each
-    round's throughput is divided by that round's ceiling and the medians over rounds reported."""
+    the ceilings (2048^2 and each configuration's own GEMM shapes) once per round: a shared VM's
+    speed drifts by +-15% over minutes, so each round's throughput is divided by that round's
+    ceilings and the medians over rounds reported."""
     ctx = mp.get_context("spawn")
     dev = torch.device(device)
     bf16_ok, bf16_why = bf16_support(dev)
@@ -464,15 +481,15 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     configs = {name: c for name, c in configurations(compile_modes, precisions).items()
                if not only or any(name.startswith(prefix) for prefix in only)}
     torch.set_num_threads(threads)
-    shape_ceilings: dict[tuple[str, int], float] = {}
+    shape_sets: dict[tuple[str, int, str, int], list] = {}  # (precision, seeds, model, batch) -> its GEMM shapes
     for name, (task_name, section, _) in configs.items():
         _, cfg = _model_of(task_name, section)
         if cfg.mixer == "attention":
             for g in groups + [section["train"]["seeds_per_group"]]:
                 key = (section["train"]["precision"], g, json.dumps(cfg.to_dict()), section["train"]["batch_size"])
-                if key not in shape_ceilings:
-                    shapes = gemm_shapes(cfg, section["train"]["batch_size"], g)
-                    shape_ceilings[key] = shape_ceiling(shapes, DTYPES[key[0]], device=device)
+                shape_sets.setdefault(key, gemm_shapes(cfg, section["train"]["batch_size"], g))
+    shape_rounds: dict[tuple[str, int, str, int], list[float]] = {key: [] for key in shape_sets}
+    above: list[dict] = []
     samples: dict[tuple[str, int], list[dict]] = {}
     ceilings: dict[str, list[float]] = {p: [] for p in precisions}
     plain: dict[str, list[float]] = {}
@@ -482,20 +499,24 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     for r in range(rounds):
         for p in precisions:
             ceilings[p].append(matmul_ceiling(threads, DTYPES[p]) if device == "cpu" else _gpu_ceiling(DTYPES[p]))
+        for key, shapes in shape_sets.items():
+            shape_rounds[key].append(shape_ceiling(shapes, DTYPES[key[0]], device=device))
         for name, (task_name, section, all_groups) in configs.items():
             precision = section["train"]["precision"]
             for g in (groups if all_groups else sorted({1, section["train"]["seeds_per_group"]})):
                 with ctx.Pool(1) as pool:
                     row = pool.apply(measure_steps, ((name, task_name, section, g, threads, seconds, device),))
                 key = (precision, g, json.dumps(row["model"]), row["batch_size"])
-                row["fraction_of_matmul_ceiling"] = row["gflop_per_s"] / ceilings[precision][-1]
-                row["fraction_of_shape_ceiling"] = row["gflop_per_s"] / shape_ceilings.get(key, float("nan"))
+                row.update(ceiling_fractions(row["gflop_per_s"], ceilings[precision][-1],
+                                             shape_rounds[key][-1] if key in shape_rounds else float("nan")))
                 samples.setdefault((name, g), []).append(row)
+                if row["above_ceiling"]:
+                    above.append({"config": name, "seeds_per_group": g, "round": r + 1})
                 print(f"round {r + 1}/{rounds} {name:32s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
                       f"{row['seed_steps_per_s']:8.2f} seed-steps/s  {row['gflop_per_s']:7.1f} GFLOP/s "
                       f"({row['fraction_of_matmul_ceiling']:.0%} of {ceilings[precision][-1]:.0f}, "
-                      f"{row['fraction_of_shape_ceiling']:.0%} at its shapes)  peak {row['peak_memory_mib']:.0f} MiB",
-                      flush=True)
+                      f"{row['fraction_of_shape_ceiling']:.0%} at its shapes)  peak {row['peak_memory_mib']:.0f} MiB"
+                      + (f"  [{ABOVE_CEILING}]" if row["above_ceiling"] else ""), flush=True)
         for name in BASE_CONFIGS:
             if name in configs:
                 task_name, section, _ = configs[name]
@@ -531,6 +552,8 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             values = [x[key] for x in runs]
             row[key] = _median(values)
             row[key + "_range"] = [min(values), max(values)]
+        row["rounds_above_ceiling"] = sum(x["above_ceiling"] for x in runs)
+        del row["above_ceiling"]
         row["peak_memory_mib"] = max(x["peak_memory_mib"] for x in runs)
         row["steps"] = sum(x["steps"] for x in runs)
         rows.append(row)
@@ -552,6 +575,7 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                       "per_seed_speedup_vs_one": top.get("per_seed_speedup_vs_one"),
                       "slower_per_seed_than_one": [r["seeds_per_group"] for r in mine
                                                    if r.get("per_seed_speedup_vs_one", 1.0) < 1.0]}
+    shape_ceilings = {key: _median(values) for key, values in shape_rounds.items()}
     vs_plain = {}
     for name, values in plain.items():
         variants = {k: v for k, v in best.items() if k == name or k.startswith(name + "+")}
@@ -581,7 +605,9 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             "torch": torch.__version__, "rounds": rounds, "bf16": {"fast": bf16_ok, "why": bf16_why},
             "matmul_ceiling_gflop_per_s": {p: _summary(v) for p, v in ceilings.items()},
             "shape_ceilings_gflop_per_s": [{"precision": k[0], "seeds_per_group": k[1], "model": json.loads(k[2]),
-                                            "batch_size": k[3], "gflop_per_s": v} for k, v in shape_ceilings.items()],
+                                            "batch_size": k[3], "gflop_per_s": _summary(v)}
+                                           for k, v in shape_rounds.items()],
+            "above_ceiling": {"what": ABOVE_CEILING, "measurements": above},
             "flop_counting": "analytic: 3 x forward matmul FLOPs (2 per multiply-add), causal attention counted at half",
             "results": rows, "best": best, "vs_plain_loop": vs_plain, "process_layout": layouts,
             "worker_start_s": _summary(worker_start) if worker_start else None,

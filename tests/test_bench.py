@@ -3,9 +3,9 @@ import math
 
 import torch
 
-from emergence.bench import (alternating_ratio, configurations, evaluation_share, gemm_bound_ratio, gemm_shapes,
-                             measure_alternating, per_core_scaling, process_scaling, shape_ceiling, training_gemms,
-                             worker_slowdown)
+from emergence.bench import (alternating_ratio, ceiling_fractions, configurations, evaluation_share, gemm_bound_ratio,
+                             gemm_shapes, measure_alternating, per_core_scaling, process_scaling, shape_ceiling,
+                             training_gemms, worker_slowdown)
 from emergence.config import load_params
 from emergence.model import ModelConfig
 from emergence.plain_loop import PlainTransformer, plain_step
@@ -106,3 +106,16 @@ def test_process_scaling_times_one_process_alone_then_several_at_once():
     assert one["per_added_process"] == 1.0 and one["seed_steps_per_s"]["median"] > 0
     assert math.isclose(two["per_added_process"], per_core_scaling(two["seed_steps_per_s"]["median"],
                                                                 one["seed_steps_per_s"]["median"], 2))
+
+
+def test_a_step_above_its_ceiling_is_flagged_not_hidden():
+    # a 40 GFLOP/s step against 190 at 2048^2 and 160 at its shapes: fractions, nothing flagged
+    ok = ceiling_fractions(40.0, 190.0, 160.0)
+    assert math.isclose(ok["fraction_of_matmul_ceiling"], 40 / 190)
+    assert math.isclose(ok["fraction_of_shape_ceiling"], 0.25)
+    assert not ok["above_ceiling"]
+    # the shape ceiling measured while another process held the cores (9 GFLOP/s): 444%, flagged
+    assert ceiling_fractions(40.0, 190.0, 9.0)["above_ceiling"]
+    assert ceiling_fractions(200.0, 190.0, 400.0)["above_ceiling"]
+    # a mixer has no analytic FLOP count: NaN is never above
+    assert not ceiling_fractions(float("nan"), 190.0, float("nan"))["above_ceiling"]
