@@ -461,7 +461,7 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
         for s in only if only is not None else settings[task]:
             ia, ib = _cells(sm, task=task, setting=s, architecture=a), _cells(sm, task=task, setting=s, architecture=b)
             if ia and ib:
-                rows.append((f"{task.replace('_', ' ')} {s}", arm(sm, what, ia), arm(sm, what, ib)))
+                rows.append((f"{task.replace('_', ' ')} {s}, {a} vs {b}", arm(sm, what, ia), arm(sm, what, ib)))
         return rows
 
     def compare(key, a, b, task, what, claim, statistic, only=None, alpha=c["alpha"], **kw):

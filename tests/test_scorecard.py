@@ -342,3 +342,21 @@ def test_settings_with_fewer_seeds_sit_beside_the_others_with_absent_rows():
     out = _by_seed([np.ones((4, 2)), np.zeros((12, 3)), np.full(12, 5.0)[:, None]])
     assert out.shape == (12, 6)
     assert np.isnan(out[4:, :2]).all() and (out[:4, :2] == 1).all() and (out[:, 2:5] == 0).all()
+
+
+def test_mixer_comparisons_name_each_arm_beside_its_median():
+    # the Mixer emerges at ~800 steps, the transformer at ~400: "Mixer faster" is refuted, and the
+    # reason names which median is whose (the ratio reads transformer over mlp_mixer)
+    cells = [("linear_map", "S16_s02", "transformer", "attention", 400), ("linear_map", "S16_s02", "mlp_mixer",
+             "mlp_mixer", 800), ("cellular_automata", "S008", "transformer", "attention", 300),
+             ("cellular_automata", "S008", "mlp_mixer", "mlp_mixer", 600)]
+    sm = summary([(16, 2, c[4], c[4] // 2) for c in cells], n_seed=5, budget=3000)
+    sm = sm.assign(task=("cell", [c[0] for c in cells]), setting=("cell", [c[1] for c in cells]),
+                   architecture=("cell", [c[2] for c in cells]), mixer=("cell", [c[3] for c in cells]),
+                   final_output_loss=(("cell", "seed"), np.array([[0.3 if c[3] == "attention" else 0.5] * 5
+                                                                  for c in cells])))
+    rows = by_id(sc.mixer_claims(sm, context()))
+    faster = rows["mixer-faster"]
+    assert faster.verdict == "not reproduced", faster.reason
+    assert "linear map S16_s02, mlp_mixer vs transformer: 800 vs 400" in faster.reason
+    assert "cellular automata S008, transformer vs mlp_mixer: 300 vs 600" in rows["mixer-automata"].reason
