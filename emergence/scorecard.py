@@ -231,7 +231,7 @@ def attention_bias_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Ve
         if strength == 0.0 or not control:
             continue
         out.append(("linear-map-bias", vd.earlier(
-            [(f"c = {strength:g}", arm(cells, "plateau_end", i), arm(cells, "plateau_end", control))],
+            [(f"c = {strength:g} vs control", arm(cells, "plateau_end", i), arm(cells, "plateau_end", control))],
             claim=f"5 (linear map, c = {strength:g})", statistic="KM median plateau end, control over biased",
             alpha=ctx.c["alpha"], budget=_budget(cells), paper_budget=ctx.paper_budget("linear-map-bias"),
             n_boot=ctx.c["n_boot"], paper_n=ctx.paper_n("linear-map-bias"), **ctx.common("linear-map-bias"))))
@@ -376,7 +376,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                                                                 f"{c['quartile_ratio']:g}): {each}")))
     if len(sizes) >= 2:
         out.append(("lm-size", vd.earlier(
-            [(cap, times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps], claim="1 (language models, size)",
+            [(f"{cap}, {sizes[-1]} vs {sizes[0]}", times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps],
+            claim="1 (language models, size)",
             statistic=f"KM median first solved checkpoint, {sizes[0]} over {sizes[-1]} (median over capabilities)",
             alpha=c["alpha"], shared_seeds=True, stratum="capability", n_perm=c["n_perm"], n_boot=c["n_boot"],
             **ctx.common("lm-size"))))
@@ -425,7 +426,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
 
         def versus(task: str, reference: str, what: str) -> Verdict:
             twin = twins[task]
-            return vd.earlier([(f"{twin}, {cap}", times(twin, cap), times(reference, cap)) for cap in in_context],
+            return vd.earlier([(f"{cap}, {twin} vs {reference}", times(twin, cap), times(reference, cap))
+                               for cap in in_context],
                               claim=f"9 ({task})", statement="", alpha=level, shared_seeds=True,
                               stratum="capability", n_perm=c["n_perm"],
                               n_boot=c["n_boot"],

@@ -360,3 +360,11 @@ def test_mixer_comparisons_name_each_arm_beside_its_median():
     assert faster.verdict == "not reproduced", faster.reason
     assert "linear map S16_s02, mlp_mixer vs transformer: 800 vs 400" in faster.reason
     assert "cellular automata S008, transformer vs mlp_mixer: 300 vs 600" in rows["mixer-automata"].reason
+
+
+def test_the_bias_comparison_names_its_control():
+    cells = summary([(16, 3, None, None), (16, 3, None, 60)], n_seed=5)
+    cells = cells.assign(strength=("cell", [0.0, 3.0]))
+    (key, v), = sc.attention_bias_claims(cells, context())
+    assert key == "linear-map-bias" and v.verdict == "reproduced", v.reason
+    assert "KM medians c = 3 vs control: 60 vs not reached" in v.reason
