@@ -489,7 +489,6 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                 key = (section["train"]["precision"], g, json.dumps(cfg.to_dict()), section["train"]["batch_size"])
                 shape_sets.setdefault(key, gemm_shapes(cfg, section["train"]["batch_size"], g))
     shape_rounds: dict[tuple[str, int, str, int], list[float]] = {key: [] for key in shape_sets}
-    above: list[dict] = []
     samples: dict[tuple[str, int], list[dict]] = {}
     ceilings: dict[str, list[float]] = {p: [] for p in precisions}
     plain: dict[str, list[float]] = {}
@@ -510,8 +509,6 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
                 row.update(ceiling_fractions(row["gflop_per_s"], ceilings[precision][-1],
                                              shape_rounds[key][-1] if key in shape_rounds else float("nan")))
                 samples.setdefault((name, g), []).append(row)
-                if row["above_ceiling"]:
-                    above.append({"config": name, "seeds_per_group": g, "round": r + 1})
                 print(f"round {r + 1}/{rounds} {name:32s} seeds/batch {g:3d}: {row['steps_per_s']:7.2f} steps/s  "
                       f"{row['seed_steps_per_s']:8.2f} seed-steps/s  {row['gflop_per_s']:7.1f} GFLOP/s "
                       f"({row['fraction_of_matmul_ceiling']:.0%} of {ceilings[precision][-1]:.0f}, "
@@ -607,7 +604,9 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
             "shape_ceilings_gflop_per_s": [{"precision": k[0], "seeds_per_group": k[1], "model": json.loads(k[2]),
                                             "batch_size": k[3], "gflop_per_s": _summary(v)}
                                            for k, v in shape_rounds.items()],
-            "above_ceiling": {"what": ABOVE_CEILING, "measurements": above},
+            "above_ceiling": {"what": ABOVE_CEILING, "measurements": [
+                {"config": r["config"], "seeds_per_group": r["seeds_per_group"], "rounds": r["rounds_above_ceiling"]}
+                for r in rows if r["rounds_above_ceiling"]]},
             "flop_counting": "analytic: 3 x forward matmul FLOPs (2 per multiply-add), causal attention counted at half",
             "results": rows, "best": best, "vs_plain_loop": vs_plain, "process_layout": layouts,
             "worker_start_s": _summary(worker_start) if worker_start else None,
