@@ -2,6 +2,7 @@
 (tests/smoke_build.py; the tests that edit and rerun work on copies of it)."""
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -182,9 +183,9 @@ def test_every_interval_draws_the_claims_bootstrap_count(smoke_built, monkeypatc
 
 
 def test_a_failing_chapter_raises_and_the_kernels_log_stays_quiet(tmp_path, capfd):
-    """A chapter's error stops the notebook stage with its message; the kernels' own log (a
-    TCP warning at start, an "ERROR | KeyboardInterrupt" at every normal shutdown) is not
-    printed, so `dvc repro`'s output shows only real failures."""
+    """A chapter's error stops the notebook stage with its message; the kernels' own log (an
+    "ERROR | KeyboardInterrupt" at every normal shutdown) is not printed, so `dvc repro`'s
+    output shows only real failures."""
     from papermill.exceptions import PapermillExecutionError
 
     from stages.report_notebooks import execute_chapter
@@ -196,3 +197,24 @@ def test_a_failing_chapter_raises_and_the_kernels_log_stays_quiet(tmp_path, capf
     with pytest.raises(PapermillExecutionError, match="boom from a chapter"):
         execute_chapter(bad, tmp_path, {})
     assert "IPKernelApp" not in capfd.readouterr().err
+
+
+def test_a_chapter_kernel_talks_over_socket_files_that_are_removed_after(tmp_path, monkeypatch):
+    """Chapters start their kernels side by side; over TCP a kernel can lose one of its five
+    ports to another process between jupyter_client choosing it and the kernel binding it, and
+    dies before replying to kernel_info. The chapter's kernel therefore runs on IPC sockets in a
+    directory of its own, which is gone once the chapter has run."""
+    import nbformat
+
+    from stages.report_notebooks import execute_chapter
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "sockets"))
+    (tmp_path / "sockets").mkdir()
+    chapter = tmp_path / "connection.py"
+    chapter.write_text("# %%\nfrom ipykernel import get_connection_info\nprint(get_connection_info())\n")
+    execute_chapter(chapter, tmp_path, {})
+    printed = nbformat.read(tmp_path / "connection.ipynb", as_version=4).cells[0].outputs[0]["text"]
+    info = json.loads(printed)
+    assert info["transport"] == "ipc"
+    assert info["ip"].startswith(str(tmp_path / "sockets" / "kernel-"))
+    assert list((tmp_path / "sockets").iterdir()) == []
