@@ -42,15 +42,22 @@ def kernel_config(socket_dir: Path) -> Config:
     return config
 
 
+def socket_parent() -> str:
+    """Where a kernel's socket directory goes: the system's temporary folder, or /tmp where that
+    folder's path would make a socket's too long (a Unix socket's path holds 103 bytes on macOS,
+    107 on Linux; the directory and socket names add 29)."""
+    temporary = tempfile.gettempdir()
+    return temporary if len(os.fsencode(temporary)) + len("/kernel-12345678/kernel-ipc-5") <= 103 else "/tmp"
+
+
 def execute_chapter(source: Path, out_dir: Path, parameters: dict) -> None:
     raw = out_dir / f"{source.stem}.raw.ipynb"
     jupytext.write(jupytext.read(source), raw)
     declared = papermill.inspect_notebook(str(raw))
     # The kernel's own log (an "ERROR | KeyboardInterrupt" at every normal shutdown) read as
     # failures in `dvc repro`'s output; a chapter that fails still raises here with its
-    # traceback, and a dead kernel is still reported by papermill. The socket directory is
-    # under the system's temporary folder: a Unix socket's path is limited to ~104 bytes.
-    with tempfile.TemporaryDirectory(prefix="kernel-") as socket_dir:
+    # traceback, and a dead kernel is still reported by papermill.
+    with tempfile.TemporaryDirectory(prefix="kernel-", dir=socket_parent()) as socket_dir:
         papermill.execute_notebook(str(raw), str(out_dir / f"{source.stem}.ipynb"),
                                    parameters={k: v for k, v in parameters.items() if k in declared},
                                    kernel_name="python3", cwd=str(Path.cwd()), progress_bar=False,

@@ -199,7 +199,7 @@ def test_a_failing_chapter_raises_and_the_kernels_log_stays_quiet(tmp_path, capf
     assert "IPKernelApp" not in capfd.readouterr().err
 
 
-def test_a_chapter_kernel_talks_over_socket_files_that_are_removed_after(tmp_path, monkeypatch):
+def test_a_chapter_kernel_talks_over_socket_files_that_are_removed_after(tmp_path):
     """Chapters start their kernels side by side; over TCP a kernel can lose one of its five
     ports to another process between jupyter_client choosing it and the kernel binding it, and
     dies before replying to kernel_info. The chapter's kernel therefore runs on IPC sockets in a
@@ -208,13 +208,23 @@ def test_a_chapter_kernel_talks_over_socket_files_that_are_removed_after(tmp_pat
 
     from stages.report_notebooks import execute_chapter
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "sockets"))
-    (tmp_path / "sockets").mkdir()
     chapter = tmp_path / "connection.py"
     chapter.write_text("# %%\nfrom ipykernel import get_connection_info\nprint(get_connection_info())\n")
     execute_chapter(chapter, tmp_path, {})
     printed = nbformat.read(tmp_path / "connection.ipynb", as_version=4).cells[0].outputs[0]["text"]
     info = json.loads(printed)
     assert info["transport"] == "ipc"
-    assert info["ip"].startswith(str(tmp_path / "sockets" / "kernel-"))
-    assert list((tmp_path / "sockets").iterdir()) == []
+    assert Path(info["ip"]).parent.name.startswith("kernel-")
+    assert not Path(info["ip"]).parent.exists()
+
+
+def test_kernel_sockets_leave_a_temporary_folder_whose_path_would_make_them_too_long(monkeypatch):
+    """A Unix socket's path holds 103 bytes on macOS, 107 on Linux, and the kernel's directory
+    and socket names add 29 ("/kernel-XXXXXXXX/kernel-ipc-5"): under a long TMPDIR (a cluster's
+    scratch path, pytest's own folders) the kernel's bind fails with "File name too long"."""
+    from stages.report_notebooks import socket_parent
+
+    for folder, chosen in [("/tmp/s", "/tmp/s"), ("/" + "y" * 73, "/" + "y" * 73), ("/" + "y" * 74, "/tmp"),
+                           ("/scratch/" + "é" * 33, "/tmp")]:   # 9 + 66 bytes: counted in bytes, not characters
+        monkeypatch.setattr(tempfile, "tempdir", folder)
+        assert socket_parent() == chosen, folder
