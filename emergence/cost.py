@@ -294,6 +294,9 @@ def run_cache_restores(repo, running: set[str], training: set[str], params_file:
             for dep in stage.deps:
                 if dep.def_path in restored:
                     dep.hash_info, dep.meta = restored[dep.def_path]
+                    # _can_hash asks the dep for its hash by reading the file, which a clone lacks
+                    # until `dvc repro` checks out the upstream run: the hash it will then have
+                    dep.get_hash = lambda known=dep.hash_info: known
                 elif isinstance(dep, ParamsDependency) and dep.def_path == params_file:
                     dep.fill_values(file_values(dep.params, written))
                 else:

@@ -88,3 +88,25 @@ def test_a_value_set_back_is_checked_out_of_the_run_cache_and_nothing_is_prebuil
         aside.rename(scratch)
     out = sh(["dvc", "repro", "linear_map_train"], smoke_repo).stdout
     assert "Stage 'linear_map_train' is cached - skipping run" in out, out
+
+
+def test_a_fresh_clone_sharing_the_cache_plans_no_training_and_trains_nothing(smoke_repo, tmp_path):
+    """A second clone on a cluster's shared DVC cache holds no results until `dvc repro` checks
+    them out of the run cache. `make report`'s plan judges each training stage on the outputs
+    of the stages before it as the run cache holds them, files the clone has yet to write (the
+    linear-map run on its task file), so it plans no training, and `dvc repro` trains nothing."""
+    clone = tmp_path / "clone"
+    sh(["git", "clone", "-q", str(smoke_repo), str(clone)], tmp_path)  # its last commit: the build's results
+    sh(["dvc", "config", "--local", "cache.dir", str(smoke_repo / ".dvc" / "cache")], clone)
+    assert not (clone / "data" / "linear_map" / "task.nc").exists()
+    training = ("import json; from emergence.config import load_params, validate; from emergence.cost import "
+                "planned_cells; print(json.dumps(sorted(planned_cells(validate(load_params())))))")
+    training = set(json.loads(sh([sys.executable, "-c", training], clone).stdout)) | {"lm_train"}
+    planned = set(json.loads(sh([sys.executable, "-c", PLANNED], clone).stdout))
+    assert not {name for name in planned if name.split("@")[0] in training}, planned
+    out = sh(["dvc", "repro"], clone).stdout
+    assert "train group" not in out
+    ran = set(re.findall(r"Running stage '([\w@-]+)'", out))
+    assert not {name for name in ran if name.split("@")[0] in training}, ran
+    assert "Stage 'linear_map_train' is cached - skipping run" in out, out
+    assert (clone / "report" / "_output" / "index.html").is_file()
