@@ -197,12 +197,14 @@ def metric_diff(base: dict, head: dict) -> pd.DataFrame:
 
 def _lacks(revs: list[dict], key: str) -> str:
     """Which revision lacks the result `key`, and why: recorded in its dvc.lock but absent from
-    this repository's DVC cache (it ran on another machine), or never produced there."""
+    this repository's DVC cache (it ran in another clone or on another machine), or never
+    produced there."""
     notes = []
     for rev in (r for r in revs if r[key] is None):
         recorded = rev["paths"].get(key) in rev["results"]
-        why = ("its dvc.lock records it, but this repository's DVC cache does not hold it (a run on "
-               "another machine: `dvc pull` it from a remote that has it, or rerun that revision)"
+        why = ("its dvc.lock records it, but this repository's DVC cache does not hold it (it ran in "
+               "another clone or on another machine: `dvc pull` it from a remote that has it, or rerun "
+               "that revision)"
                if recorded else "that revision never produced it")
         notes.append(f"{rev['role']} has no `{key}`: {why}")
     return f" Lacking here: {'; '.join(notes)}." if notes else ""
@@ -263,7 +265,7 @@ def figures(base: dict, head: dict, out_dir: Path) -> list[str]:
     for i, (key, draw, xlabel, ylabel, caption) in enumerate(FIGURES):
         have = [(r, style, colour) for r, style, colour in ((base, "--", "C0"), (head, "-", "C3")) if r[key] is not None]
         if not have:
-            blocks.append(f"*{caption}* Neither revision has `{key}`.")
+            blocks.append(f"*{caption}* Not drawn: neither revision's `{key}` is here.{_lacks([base, head], key)}")
             continue
         fig, ax = plt.subplots(figsize=(6.5, 3.6))
         for rev, style, colour in have:

@@ -25,6 +25,19 @@ def test_a_result_never_produced_says_so():
     assert "head c6826fa has no `linear_map_results`: that revision never produced it" in note
 
 
+def test_a_figure_neither_revision_can_draw_says_why_for_each(tmp_path):
+    """A fresh clone's own DVC cache is empty: both revisions' dvc.lock record the result, and the
+    page says so for each, with the way to get it, instead of 'neither revision has it'."""
+    from emergence import compare
+
+    others = {key: None for key in compare.RESULTS if key != "linear_map_results"}
+    (block, *_) = compare.figures({**_rev("base 4e68b8a", None, True), **others},
+                                  {**_rev("head c6826fa", None, False), **others}, tmp_path)
+    assert block.startswith("*Linear map:") and "Not drawn" in block
+    assert "base 4e68b8a has no `linear_map_results`: its dvc.lock records it" in block and "dvc pull" in block
+    assert "head c6826fa has no `linear_map_results`: that revision never produced it" in block
+
+
 def _result(path, loss, **attrs):
     import numpy as np
     import xarray as xr
