@@ -463,8 +463,9 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
         return 0
     table, _ = plan_table(params, None, scratch, running)
     if table.empty:
-        print(f"Profile {params['profile']}: no training stage among those `dvc repro` will run "
-              f"({', '.join(sorted(running))}); nothing to train.")
+        # the other stages are not judged against the run cache: some listed may be checked out of it
+        print(f"Profile {params['profile']}: no training stage among those `dvc repro` will run or check out of "
+              f"its run cache ({', '.join(sorted(running))}); nothing to train.")
         return 0
     if table["to build"].sum() == 0:
         print(f"Profile {params['profile']}: every cell and language model the stages to run need is in the cell "

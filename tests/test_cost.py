@@ -271,7 +271,8 @@ def test_with_no_training_stage_to_run_the_plan_says_so(tmp_path, monkeypatch, c
     monkeypatch.setattr(cost, "stages_to_run", lambda params, root: {"report_notebooks", "report_render"})
     monkeypatch.setattr(cost, "merged_params", lambda: {"profile": "smoke"})
     assert cost.main(["--profile", "smoke"], scratch=tmp_path, root=tmp_path) == 0
-    assert "no training stage among those `dvc repro` will run (report_notebooks, report_render)" in capsys.readouterr().out
+    assert ("no training stage among those `dvc repro` will run or check out of its run cache "
+            "(report_notebooks, report_render)") in capsys.readouterr().out
 
 
 def test_another_profile_is_planned_whole_whatever_dvc_says_of_the_active_one(tmp_path, monkeypatch, capsys):
