@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import jupytext
+import nbformat
 import papermill
 from traitlets.config import Config
 
@@ -50,6 +51,27 @@ def socket_parent() -> str:
     return temporary if len(os.fsencode(temporary)) + len("/kernel-12345678/kernel-ipc-5") <= 103 else "/tmp"
 
 
+RUN_TIMES = ("start_time", "end_time", "duration")  # papermill's, per notebook and per cell
+
+
+def without_run_marks(notebook: nbformat.NotebookNode, source: Path) -> nbformat.NotebookNode:
+    """The executed chapter without what differs between two executions of it on the same
+    results: papermill's times, the kernel's message timestamps, nbformat's random cell ids
+    (numbered instead) and the temporary paths it ran under (the chapter's source instead). Its
+    bytes then change only where an output does, so the render after it reruns, and a comparison
+    of two commits lists the executed report, only where the report did change."""
+    run = notebook.metadata.get("papermill", {})
+    for key in RUN_TIMES:
+        run.pop(key, None)
+    run.update(input_path=str(source), output_path=f"{source.stem}.ipynb")
+    for number, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{number}"
+        cell.metadata.pop("execution", None)
+        for key in RUN_TIMES:
+            cell.metadata.get("papermill", {}).pop(key, None)
+    return notebook
+
+
 def execute_chapter(source: Path, out_dir: Path, parameters: dict) -> None:
     raw = out_dir / f"{source.stem}.raw.ipynb"
     jupytext.write(jupytext.read(source), raw)
@@ -57,12 +79,14 @@ def execute_chapter(source: Path, out_dir: Path, parameters: dict) -> None:
     # The kernel's own log (an "ERROR | KeyboardInterrupt" at every normal shutdown) read as
     # failures in `dvc repro`'s output; a chapter that fails still raises here with its
     # traceback, and a dead kernel is still reported by papermill.
+    executed = out_dir / f"{source.stem}.ipynb"
     with tempfile.TemporaryDirectory(prefix="kernel-", dir=socket_parent()) as socket_dir:
-        papermill.execute_notebook(str(raw), str(out_dir / f"{source.stem}.ipynb"),
+        papermill.execute_notebook(str(raw), str(executed),
                                    parameters={k: v for k, v in parameters.items() if k in declared},
                                    kernel_name="python3", cwd=str(Path.cwd()), progress_bar=False,
                                    log_output=False, extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
                                    config=kernel_config(Path(socket_dir)))
+    nbformat.write(without_run_marks(nbformat.read(executed, as_version=4), source), executed)
     raw.unlink()
 
 

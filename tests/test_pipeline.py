@@ -228,3 +228,29 @@ def test_kernel_sockets_leave_a_temporary_folder_whose_path_would_make_them_too_
                            ("/scratch/" + "é" * 33, "/tmp")]:   # 9 + 66 bytes: counted in bytes, not characters
         monkeypatch.setattr(tempfile, "tempdir", folder)
         assert socket_parent() == chosen, folder
+
+
+def test_a_chapter_executed_twice_on_the_same_results_has_the_same_bytes(tmp_path):
+    """Papermill's times, the kernel's timestamps, random cell ids and the temporary paths a
+    chapter ran under would make every execution differ: the render after it would rerun and a
+    comparison of two commits would list the executed report as changed where nothing did."""
+    import nbformat
+
+    from stages.report_notebooks import execute_chapter
+
+    chapter = tmp_path / "figure.py"
+    chapter.write_text("# %%\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([1, 3, 2])\n"
+                       "print('three points')\n\n# %%\nx = 2\nx * 21\n")
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        execute_chapter(chapter, tmp_path / run, {})
+    first, second = (tmp_path / "a" / "figure.ipynb").read_bytes(), (tmp_path / "b" / "figure.ipynb").read_bytes()
+    assert first == second
+    notebook = nbformat.read(tmp_path / "a" / "figure.ipynb", as_version=4)
+    nbformat.validate(notebook)
+    assert [cell.id for cell in notebook.cells] == [f"cell-{i}" for i in range(len(notebook.cells))]
+    assert notebook.metadata.papermill.input_path == str(chapter)
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert any("image/png" in o.get("data", {}) for o in outputs) and any(o.get("text") == "three points\n" for o in outputs)
+    assert any(o.get("data", {}).get("text/plain") == "42" for o in outputs)
+    assert b"start_time" not in first and b"iopub" not in first

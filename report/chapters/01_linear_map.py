@@ -252,7 +252,7 @@ axes[0, 0].set_ylabel("loss on bit i (nats)")
 axes[0, 0].legend(fontsize=8, loc="upper right")
 bits = plt.cm.ScalarMappable(cmap=plt.matplotlib.colors.ListedColormap(bit_colors),
                              norm=plt.Normalize(-0.5, S - 0.5))
-fig.colorbar(bits, ax=axes[0, :].tolist(), label="output bit i", ticks=range(0, S, max(1, S // 8)))
+fig.colorbar(bits, ax=axes[0, :].tolist(), label="output bit i", ticks=range(0, S, max(1, S // 8)));
 
 # %%
 bit_t = ana["unit_emergence_step"].values

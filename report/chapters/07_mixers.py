@@ -226,7 +226,7 @@ axes[-1].imshow(gt, cmap="gray_r")
 axes[-1].set_title("ground truth", fontsize=9)
 axes[-1].set_xticks([])
 axes[-1].set_yticks([])
-fig.colorbar(im, ax=axes[:-1].tolist(), shrink=0.85, label="weight / map's largest")
+fig.colorbar(im, ax=axes[:-1].tolist(), shrink=0.85, label="weight / map's largest");
 
 # %%
 #| label: fig-mixer-parent-mass
