@@ -35,8 +35,8 @@ def kernel_config(socket_dir: Path) -> Config:
     every kernel client connects from ephemeral ports), and the kernel then dies with "Address
     already in use" before replying to kernel_info. Measured on 2 cores, 4 workers starting 25
     kernels each beside a process churning ephemeral ports: TCP failed 6 starts of 300 (3, 1, 2
-    per 100; some as a 60 s hang rather than a death), IPC 0 of 300. Files in a fresh directory cannot
-    collide."""
+    per 100; some as a 60 s hang rather than a death), IPC 0 of 300. Files in a fresh directory
+    cannot collide."""
     config = Config()
     config.KernelManager.transport = "ipc"
     config.KernelManager.connection_file = str(socket_dir / "kernel.json")  # sockets: kernel-ipc-1..5 beside it
