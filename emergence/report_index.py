@@ -17,8 +17,8 @@ import emergence
 from emergence.params import deep_merge, flatten, merged_params, on_profile, sparsities_on
 from emergence.schema import ConfigError
 from emergence.provenance import code_version, commit_label, git_show, git_state, hardware, package_versions
-from emergence.scorecard import (changed_numbers, changed_verdicts, claim_evidence, fmt_share, least_stable,
-                                  read_scorecard, shaky, stability_text)
+from emergence.scorecard import (changed_numbers, changed_verdicts, claim_evidence, fmt_share, is_paper_claim,
+                                  least_stable, read_scorecard, shaky, stability_text, tally)
 from emergence.stage import PREBUILD, pipeline_paths, read_pipeline
 from emergence.tables import coloured, pipe_table
 
@@ -191,17 +191,23 @@ def scorecard_markdown(scorecard: dict, preface: str = "") -> str:
     """The scorecard: a tally and every verdict at a glance, `preface`, then one row per claim
     with ours beside the paper's number."""
     rows = scorecard["claims"]
-    tally = ", ".join(f"**{n}** {v}" for v, n in scorecard["tally"].items() if n)
+    papers, own = [r for r in rows if is_paper_claim(r)], [r for r in rows if not is_paper_claim(r)]
+    counted = lambda part: ", ".join(f"**{n}** {v}" for v, n in tally(part).items() if n)  # noqa: E731
     table = pd.DataFrame([{
-        "claim": r["claim"], "what the paper says": f"{r['statement']} (paper: {r['paper'] or 'no number'})",
+        "claim": r["claim"] + ("" if is_paper_claim(r) else f" ({r['kind']})"),
+        "what the paper says": f"{r['statement']} (paper: {r['paper'] or 'no number'})",
         "verdict": coloured(r["verdict"], r["verdict"]), "stable": fmt_share(r.get("stability")),
         "here": f"{claim_evidence(r)}. [{r['chapter'][3:].replace('_', ' ')}]({r['chapter']}.html#{r['figure']})"}
         for r in rows])
     n_shaky = sum(map(shaky, rows))
-    marked = (f" In brackets after {n_shaky} of them: the share of resamples of the seeds that give that verdict "
+    marked = (f" In brackets after {n_shaky} verdicts: the share of resamples of the seeds that give that verdict "
               "again (*stable*, below)." if n_shaky else "")
+    extensions = ([f"**This report's own questions** ({len(own)}: extensions the paper does not state, and controls "
+                   f"it does not report), counted apart: {counted(own)}.", _md_table(glance_table(own), GLANCE_SCALE)]
+                  if own else [])
     return "\n\n".join([
-        f"{len(rows)} claims and sub-claims: {tally}.{marked}", _md_table(glance_table(rows), GLANCE_SCALE),
+        f"**The paper's claims** ({len(papers)} claims and sub-claims): {counted(papers)}.{marked}",
+        _md_table(glance_table(papers), GLANCE_SCALE), *extensions,
         *([preface] if preface else []),
         f"Each is decided by a pre-registered rule (emergence/verdicts.py, thresholds in params.yaml `claims`, "
         f"tests at α = {scorecard['alpha']}). Intervals are at level {1 - scorecard['alpha']:.0%}; q is the "

@@ -687,7 +687,8 @@ def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | No
         chapter, figure = CHAPTERS[section]
         figure = FIGURES.get(key, figure)
         counts = with_untested(resampled.get(key_of_row, {}), claims["stability_draws"])
-        out.append({"id": key, "chapter": chapter, "figure": figure, **v.to_dict(), "q_value": float(q_value),
+        out.append({"id": key, "kind": paper[key]["kind"], "chapter": chapter, "figure": figure, **v.to_dict(),
+                    "q_value": float(q_value),
                     "stability": stability(v.verdict, counts), "resampled": counts})
     return out
 
@@ -748,6 +749,18 @@ def tally(rows: list[dict]) -> dict[str, int]:
     return {v: sum(r["verdict"] == v for r in rows) for v in vd.VERDICTS}
 
 
+def is_paper_claim(row: dict) -> bool:
+    """Whether a row tests one of the paper's claims (a revision's rows before `kind` all did)."""
+    return row.get("kind", "paper") == "paper"
+
+
+def tallies(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """The verdicts counted apart: `tally` over the paper's claims, `extensions_tally` over this
+    report's extensions and controls."""
+    return {"tally": tally([r for r in rows if is_paper_claim(r)]),
+            "extensions_tally": tally([r for r in rows if not is_paper_claim(r)])}
+
+
 def json_safe(x):
     """JSON-safe and byte-stable: floats to 6 significant digits, inf as "inf", NaN as null."""
     if isinstance(x, dict):
@@ -767,7 +780,7 @@ def json_safe(x):
 
 
 def scorecard_json(rows: list[dict], claims: dict, sensitivity: list[dict] | None = None) -> str:
-    return json.dumps(json_safe({"alpha": claims["alpha"], "thresholds": claims, "tally": tally(rows), "claims": rows,
+    return json.dumps(json_safe({"alpha": claims["alpha"], "thresholds": claims, **tallies(rows), "claims": rows,
                                  "sensitivity": sensitivity or []}), indent=1) + "\n"
 
 
@@ -821,7 +834,7 @@ def verdicts_json(rows: list[dict]) -> str:
     verdict or an estimate that changed between commits (the texts stay in scorecard.json)."""
     fields = ("verdict", "estimate", "interval", "n", "n_of", "censored", "censored_of", "p_value", "q_value",
               "stability")
-    return json.dumps(json_safe({"tally": tally(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
+    return json.dumps(json_safe({**tallies(rows), "claims": {metric_key(rows, i): {f: r[f] for f in fields}
                                                                for i, r in enumerate(rows)}}), indent=1) + "\n"
 
 
@@ -831,8 +844,30 @@ def read_result(path: Path) -> xr.Dataset | dict[str, xr.Dataset]:
     return {f.stem: read_netcdf(f) for f in sorted(path.glob("*.nc"))} if path.is_dir() else read_netcdf(path)
 
 
+# Whose claim a row tests (data/paper/claims.yaml `kind`): the paper's own, counted in the tally a
+# reader sees first, or this report's (an extension the paper does not state, a control it does
+# not report), counted apart so that a verdict on them is never read as one on the paper.
+KINDS = ("paper", "extension", "control")
+PAPER_CLAIM_FIELDS = {"statement": str, "paper": str, "budget": (int, type(None)), "kind": str}
+
+
 def read_paper_claims(path: Path) -> dict:
-    return yaml.safe_load(Path(path).read_text())
+    """The rows' statements (data/paper/claims.yaml), each with the fields PAPER_CLAIM_FIELDS
+    names and a `kind` from KINDS; anything else stops with the row and the field named."""
+    rows = yaml.safe_load(Path(path).read_text())
+    for key, row in rows.items():
+        fields = row if isinstance(row, dict) else {}
+        missing = sorted(set(PAPER_CLAIM_FIELDS) - set(fields))
+        unknown = sorted(set(fields) - set(PAPER_CLAIM_FIELDS))
+        if missing or unknown:
+            raise ValueError(f"{path}: {key}: fields {sorted(PAPER_CLAIM_FIELDS)}"
+                             + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
+        for field, kind in PAPER_CLAIM_FIELDS.items():
+            if not isinstance(fields[field], kind):
+                raise ValueError(f"{path}: {key}.{field}: {kind}, got {fields[field]!r}")
+        if fields["kind"] not in KINDS:
+            raise ValueError(f"{path}: {key}.kind: one of {list(KINDS)}, got {fields['kind']!r}")
+    return rows
 
 
 def read_scorecard(path: Path) -> dict:

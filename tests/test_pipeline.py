@@ -127,7 +127,8 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
     rows = card["claims"]
     assert len(rows) >= 15 and all(r["verdict"] in VERDICTS for r in rows)
     assert len({r["claim"] for r in rows}) == len(rows)  # a reader tells the rows apart by their labels
-    assert sum(card["tally"].values()) == len(rows)
+    assert sum(card["tally"].values()) + sum(card["extensions_tally"].values()) == len(rows)
+    assert sum(card["tally"].values()) == sum(r["kind"] == "paper" for r in rows) > 0
     def page(name):  # pandoc wraps long lines: compare with single spaces
         return re.sub(r"\s+", " ", (smoke_built / "report" / "_output" / name).read_text()).replace("&#39;", "'")
 

@@ -388,3 +388,27 @@ def test_report_numbers_tell_unreached_from_undefined():
     assert fmt(float("inf")) == "∞" and fmt(-math.inf) == "-∞"  # an unreached KM median or ratio
     assert fmt(float("nan")) == "n/a" and fmt(None) == "n/a"
     assert fmt(401.318, 4) == "401.3"
+
+
+def test_the_entry_page_counts_the_papers_claims_apart_from_this_reports_own():
+    from emergence.report_index import scorecard_markdown
+
+    def row(i, kind, verdict):
+        return {"id": f"r{i}", "kind": kind, "claim": f"claim {i}", "verdict": verdict, "statement": "s", "paper": "",
+                "chapter": "01_linear_map", "figure": "fig-x", "statistic": "x", "estimate": 1.0, "interval": [0, 2],
+                "n": 4, "censored": 0, "p_value": None, "q_value": None, "stability": None, "resampled": {}}
+
+    rows = [row(0, "paper", "reproduced"), row(1, "paper", "reproduced"), row(2, "extension", "not reproduced"),
+            row(3, "control", "not reproduced")]
+    text = scorecard_markdown({"claims": rows, "alpha": 0.1, "thresholds": {}})
+    first = text.split("\n\n")[0]
+    second = next(part for part in text.split("\n\n") if "own questions" in part)
+    # the first line counts the paper's claims only: the extension's and the control's
+    # "not reproduced" are not a verdict on the paper
+    assert first.startswith("**The paper's claims** (2 claims and sub-claims): **2** reproduced.")
+    assert "not reproduced" not in first
+    assert second.startswith("**This report's own questions** (2:") and "**2** not reproduced" in second
+    assert text.find(first) < text.find("claim 0") < text.find(second) < text.find("claim 2")
+    assert "claim 2 (extension)" in text and "claim 3 (control)" in text   # the full table marks them
+    # a scorecard with no extension shows no second tally
+    assert "own questions" not in scorecard_markdown({"claims": rows[:2], "alpha": 0.1, "thresholds": {}})

@@ -2,6 +2,7 @@
 import copy
 import json
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -368,3 +369,36 @@ def test_the_bias_comparison_names_its_control():
     (key, v), = sc.attention_bias_claims(cells, context())
     assert key == "linear-map-bias" and v.verdict == "reproduced", v.reason
     assert "KM medians c = 3 vs control: 60 vs not reached" in v.reason
+
+
+def test_every_row_says_whose_claim_it_tests_and_the_tallies_count_them_apart():
+    assert {row["kind"] for row in PAPER.values()} <= set(sc.KINDS)
+    # the mirage rows ask this report's question, the random-token twin is a control the paper
+    # does not report; every other row is a claim of the paper
+    assert all(PAPER[k]["kind"] == "extension" for k in PAPER if k.startswith("mirage-"))
+    assert PAPER["lm-pretraining-control"]["kind"] == "control"
+    assert PAPER["mixer-faster"]["kind"] == PAPER["lm-patching"]["kind"] == "paper"
+    rows = [{"id": "a", "kind": "paper", "verdict": "reproduced"}, {"id": "b", "kind": "extension", "verdict":
+            "not reproduced"}, {"id": "c", "kind": "control", "verdict": "not reproduced"}, {"id": "d", "verdict":
+            "inconclusive"}]   # a row from before `kind` tests a claim of the paper
+    both = sc.tallies(rows)
+    assert both["tally"] == dict.fromkeys(sc.vd.VERDICTS, 0) | {"reproduced": 1, "inconclusive": 1}
+    assert both["extensions_tally"]["not reproduced"] == 2 and sum(both["extensions_tally"].values()) == 2
+    assert json.loads(sc.verdicts_json([dict(r, **dict.fromkeys(
+        ("estimate", "interval", "n", "n_of", "censored", "censored_of", "p_value", "q_value", "stability")))
+        for r in rows]))["extensions_tally"]["not reproduced"] == 2
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda row: row.update(kind="ours"), "mirage-random-automata.kind: one of ['paper', 'extension', 'control']"),
+    (lambda row: row.pop("kind"), "mirage-random-automata: fields"),
+    (lambda row: row.update(source="blog"), "unknown ['source']"),
+])
+def test_a_claims_file_with_a_bad_row_stops_naming_it(tmp_path, edit, message):
+    import yaml
+    rows = copy.deepcopy(PAPER)
+    edit(rows["mirage-random-automata"])
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        sc.read_paper_claims(path)
