@@ -140,6 +140,20 @@ def jump_start(steps, accuracy, end: float, include_end: bool = False) -> tuple[
     return (float(steps[idx[-1]]) if idx.size else float("nan")), start_level
 
 
+def steepest_interval(steps, values, end: float) -> tuple[float, float]:
+    """(old, new): the consecutive checkpoints, `new` at or before `end`, across which `values`
+    (a continuous metric such as p(correct)) rise the most, the earliest on ties: the paper's
+    patching bracket (Pythia-410M 30k -> 31k, p(correct) 0.16 -> 0.61, the steepest rise before
+    the capability is solved). NaN, NaN where fewer than two checkpoints lie at or before `end`."""
+    steps, values = np.asarray(steps, float), np.asarray(values, float)
+    upto = np.flatnonzero(steps <= end)
+    if upto.size < 2:
+        return float("nan"), float("nan")
+    rise = np.diff(values[upto])
+    j = int(np.argmax(np.where(np.isfinite(rise), rise, -np.inf)))
+    return float(steps[upto[j]]), float(steps[upto[j + 1]])
+
+
 @dataclass(frozen=True)
 class Bracket:
     """Where a capability emerges between checkpoints: `old` is the last checkpoint step before

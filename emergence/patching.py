@@ -10,6 +10,12 @@ causal mask still applies after). Softmax acts row by row, so patching whole row
 the same intervention as patching those rows of the pattern (tested): the experiments patch the
 pattern and offer no choice. `query_positions` restricts the patch to some query rows (None: all).
 
+Two references bound what patching a few heads' attention can show (`all_heads_recovery`):
+every head's pattern patched at once (the ceiling for attention patching: no choice of heads
+recovers more, up to interactions), and every head's output `z` patched at once (value and
+output paths included: how much of the gap the attention layers carry at all). A gap that the
+second recovers and the first does not lives in what the heads read, not where they look.
+
 Every function works on a SeedTransformer's leading seed axis: tensors are [E, B, ...] and
 effects come out per seed.
 """
@@ -19,9 +25,10 @@ from typing import Iterable, Sequence
 
 import torch
 
-from emergence.hooks import Hook, override_pattern, pattern_name, record, scores_name
+from emergence.hooks import Hook, override_output, override_pattern, pattern_name, record, scores_name, z_name
 
 STAGES = ("pattern", "scores")
+WHOLE_LAYER = ("pattern", "z")  # what `all_heads_recovery` patches: every head's pattern, or its output
 
 
 def head_label(layer: int, head: int) -> str:
@@ -34,12 +41,15 @@ def hook_name(stage: str, layer: int) -> str:
         return pattern_name(layer)
     if stage == "scores":
         return scores_name(layer)
+    if stage == "z":
+        return z_name(layer)
     raise ValueError(f"patching stage must be one of {STAGES}, got {stage!r}")
 
 
 @torch.no_grad()
 def record_attention(model, tokens: torch.Tensor, stage: str = "pattern") -> dict[int, torch.Tensor]:
-    """layer -> attention activations [E, B, H, T, T] of `model` on `tokens` [E, B, T]."""
+    """layer -> attention activations of `model` on `tokens` [E, B, T]: [E, B, H, T, T] for the
+    pattern or scores, [E, B, T, H, d_head] for `z`."""
     store: dict[str, torch.Tensor] = {}
     hooks = {hook_name(stage, layer): record(store) for layer in range(model.cfg.n_layer)}
     model(tokens, hooks)
@@ -108,6 +118,27 @@ def top_k_recovery(receiver, donor: dict[int, torch.Tensor], ranking: list[tuple
     # a zero gap gives NaN (nothing to recover), never a made-up 0 or a clipped infinity
     safe = torch.where(gap == 0, torch.full_like(gap, float("nan")), gap)
     return (torch.stack(rows, dim=1) - p_old[:, None]) / safe[:, None]
+
+
+@torch.no_grad()
+def all_heads_recovery(receiver, donor_model, tokens: torch.Tensor, answer_positions: torch.Tensor,
+                       answers: torch.Tensor, what: str = "pattern",
+                       query_positions: Sequence[int] | None = None) -> torch.Tensor:
+    """Fraction of the gap p_new - p_old [E] recovered by patching every head of every layer at
+    once with `donor_model`'s activation `what`: its attention pattern, or its per-head output
+    `z` (the pattern applied to its own values). NaN where the gap is zero."""
+    if what not in WHOLE_LAYER:
+        raise ValueError(f"what: one of {WHOLE_LAYER}, got {what!r}")
+    donor = record_attention(donor_model, tokens, what)
+    if what == "pattern":
+        hooks = {hook_name(what, layer): override_pattern(donor[layer], None, query_positions) for layer in donor}
+    else:
+        hooks = {hook_name(what, layer): override_output(donor[layer], query_positions) for layer in donor}
+    p_old = answer_probability(receiver(tokens), answer_positions, answers).mean(1)
+    p_new = answer_probability(donor_model(tokens), answer_positions, answers).mean(1)
+    patched = answer_probability(receiver(tokens, hooks), answer_positions, answers).mean(1)
+    gap = p_new - p_old
+    return (patched - p_old) / torch.where(gap == 0, torch.full_like(gap, float("nan")), gap)
 
 
 def previous_token_score(pattern: torch.Tensor) -> torch.Tensor:

@@ -341,6 +341,33 @@ def capability_abruptness(jumps: np.ndarray, caps: list[str], ctx: Context) -> V
                                                                         for cap, p in zip(caps, parts)))
 
 
+def top_head_sharpening(ds: xr.Dataset, i: int, k: int) -> float:
+    """One patched run's (capability i, seed k) entropy change of its top head minus the median
+    change of the other heads. The head is ranked on one half of the prompts and its entropy
+    read on the other where the patching result holds both halves (a ranking and a measurement
+    on the same prompts favour the heads whose entropy moved on them); on all prompts where it
+    predates the split."""
+    halves = "ranking_delta_p" in ds
+    ranked = ds["ranking_delta_p" if halves else "delta_p"].values[i, k].ravel()
+    if not np.isfinite(ranked).any():
+        return float("nan")
+    old, new = ("held_out_entropy_old", "held_out_entropy_new") if halves else ("entropy_old", "entropy_new")
+    delta = (ds[new].values[i, k] - ds[old].values[i, k]).ravel()
+    top = int(np.nanargmax(ranked))
+    return float(delta[top] - np.nanmedian(np.delete(delta, top)))
+
+
+def all_heads(ds: xr.Dataset, what: str, i: int, k: int) -> float:
+    """The gap fraction recovered by patching every head at once (`what`: "pattern" or "output")
+    in one run; where a result predates those variables, the pattern's from top-k at every head."""
+    name = f"all_heads_{what}_recovery"
+    if name in ds:
+        return float(ds[name].values[i, k])
+    every = ds.sizes["layer"] * ds.sizes["head"]
+    return float(ds["top_k_recovery"].sel(k=every).values[i, k]) if what == "pattern" and every in ds["k"].values \
+        else float("nan")
+
+
 def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
     c, out = ctx.c, []
     models = [str(s) for s in probes["size"].values]
@@ -382,38 +409,31 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
             alpha=c["alpha"], shared_seeds=True, stratum="capability", n_perm=c["n_perm"], n_boot=c["n_boot"],
             **ctx.common("lm-size"))))
 
-    sharpen, recovery, ceiling = [], [], []
+    sharpen, recovery, ceiling, output = [], [], [], []
     for size, ds in patching.items():
         if "+" in size:
             continue
-        every_head = ds.sizes["layer"] * ds.sizes["head"] in ds["k"].values
         for k in range(ds.sizes["seed"]):
-            diffs, recs, alls = [], [], []
+            diffs, recs, alls, outs = [], [], [], []
             for i in range(ds.sizes["capability"]):
                 if not np.isfinite(ds["delta_p"].values[i, k]).any():  # not bracketed, or too small a gap
                     continue
-                delta = (ds["entropy_new"].values[i, k] - ds["entropy_old"].values[i, k]).ravel()
-                top = int(np.nanargmax(ds["delta_p"].values[i, k].ravel()))
-                diffs.append(delta[top] - np.nanmedian(np.delete(delta, top)))
+                diffs.append(top_head_sharpening(ds, i, k))
                 if c["few_heads"] in ds["k"].values:
                     recs.append(float(ds["top_k_recovery"].sel(k=c["few_heads"]).values[i, k]))
-                if every_head:
-                    alls.append(float(ds["top_k_recovery"].sel(k=ds.sizes["layer"] * ds.sizes["head"]).values[i, k]))
-            if diffs:
-                sharpen.append(float(np.median(diffs)))
-            if recs:
-                recovery.append(float(np.median(recs)))
-            if alls:
-                ceiling.append(float(np.median(alls)))
+                alls.append(all_heads(ds, "pattern", i, k))
+                outs.append(all_heads(ds, "output", i, k))
+            for store, values in ((sharpen, diffs), (recovery, recs), (ceiling, alls), (output, outs)):
+                values = [v for v in values if np.isfinite(v)]
+                if values:
+                    store.append(float(np.median(values)))
     out.append(("lm-sharpening", vd.head_sharpens_more_than_others(
         sharpen, claim="2 (language models)", alpha=c["alpha"], n_boot=c["n_boot"], **ctx.common("lm-sharpening"))))
     patched = vd.recovers_most_of_gap(recovery, claim="3 (language models)", most=c["most_of_gap"], alpha=c["alpha"],
-                                      n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-patching"), **ctx.common("lm-patching"))
-    # What patching attention can recover at all: every head's pattern patched together.
-    roof = (f"; every head patched together recovers a median {np.median(ceiling):.3g} over {len(ceiling)} seeds "
-            f"(the ceiling for attention patching)" if ceiling else "")
+                                      n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-patching"), ceiling=ceiling,
+                                      output=output, **ctx.common("lm-patching"))
     out.append(("lm-patching", replace(patched, statistic=f"median over seeds of the gap recovered by the top "
-                                                          f"{c['few_heads']} heads", reason=patched.reason + roof)))
+                                                          f"{c['few_heads']} heads")))
 
     # claim 9: each structured pre-pretraining task against the from-scratch twin (the paper's
     # comparison) and against the control (i.i.d. random tokens, same alphabet and steps), each

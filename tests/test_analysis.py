@@ -92,3 +92,17 @@ def test_a_summary_pads_the_shorter_cells_and_counts_their_seeds():
     assert ds.sizes == {"cell": 2, "seed": 12} and ds["n_seeds"].values.tolist() == [4, 12]
     assert np.isnan(ds["emergence_step"].values[0, 4:]).all() and (ds["emergence_censored"].values[0, 4:] == 1).all()
     assert ds["emergence_step"].values[1].tolist() == list(100.0 + np.arange(12))
+
+
+def test_the_steepest_interval_before_a_capability_is_solved():
+    steps = [0, 10, 20, 30, 40, 50]
+    p = [0.1, 0.12, 0.16, 0.61, 0.9, 0.95]
+    # the paper's bracket: 30k -> 31k with 0.16 -> 0.61, the steepest rise up to the first solved
+    assert an.steepest_interval(steps, p, end=40) == (20.0, 30.0)
+    # only intervals that end at or before the first solved checkpoint count
+    assert an.steepest_interval(steps, [0.1, 0.1, 0.15, 0.3, 0.9, 1.0], end=30) == (20.0, 30.0)
+    assert an.steepest_interval(steps, [0.1, 0.1, 0.15, 0.3, 0.9, 1.0], end=40) == (30.0, 40.0)
+    # ties go to the earliest; NaN values never win; too few checkpoints give no interval
+    assert an.steepest_interval(steps, [0.0, 0.5, 1.0, 1.0, 1.0, 1.0], end=50) == (0.0, 10.0)
+    assert an.steepest_interval(steps, [0.0, np.nan, 0.2, 0.3, 0.3, 0.3], end=50) == (20.0, 30.0)
+    assert all(np.isnan(an.steepest_interval(steps, p, end=0)))

@@ -66,8 +66,32 @@ def test_patching_a_forced_bracket(trained):
     rec = out["top_k_recovery"].values
     assert rec.shape[-1] == 2 and np.isfinite(rec[rose]).all()
     assert ((out["previous_token_score"].values[rose] >= 0) & (out["previous_token_score"].values[rose] <= 1)).all()
+    # beside the top heads: every head's pattern, every head's output, both fractions of one gap
+    for name in ("all_heads_pattern_recovery", "all_heads_output_recovery"):
+        assert out[name].dims == ("capability", "seed") and np.isfinite(out[name].values[rose]).all()
+    # the sharpening's ranking and its measurement on the two halves of the prompts
+    assert np.isfinite(out["ranking_delta_p"].values[rose]).all()
+    assert not np.array_equal(out["held_out_entropy_new"].values[rose], out["entropy_new"].values[rose])
     params["language_model"]["patching"]["min_gap"] = 1.0   # no bracket rises by all of p
     assert np.isnan(lm_probes.patch_size(params, root / "models", "tiny", pr)["delta_p"].values).all()
+
+
+def test_patching_across_the_steepest_interval(trained):
+    params, root, _ = trained
+    pr = lm_probes.probe_sizes(params, root / "models")
+    steps = pr["checkpoint_step"].values.tolist()          # [0, 1, 2, 4, 8, 16]
+    pr["bracket_new_step"][:] = 16
+    pr["bracket_censored"][:] = 0
+    rise = np.array([0.1, 0.1, 0.12, 0.5, 0.55, 0.9])      # steepest 2 -> 4, though 8 -> 16 is later
+    pr["probe_p_correct"][:] = rise
+    pr["bracket_new_step"].loc[dict(size="tiny")][0, 0] = 2  # solved at 2: only 0 -> 1 and 1 -> 2 count
+    params["language_model"]["patching"].update(bracket="steepest", min_gap=0.0)
+    old, new = lm_probes.steepest_brackets(pr.sel(size="tiny"))
+    assert (old[0, 0], new[0, 0]) == (1, 2) and (old[1:] == 2).all() and (new[1:] == 4).all()
+    out = lm_probes.patch_size(params, root / "models", "tiny", pr)
+    np.testing.assert_array_equal(out["old_step"].values, old)
+    np.testing.assert_array_equal(out["new_step"].values, new)
+    assert steps[:3] == [0, 1, 2]
 
 
 def test_pre_pretraining_changes_the_starting_point(trained):

@@ -109,3 +109,49 @@ def test_a_zero_gap_recovers_nothing_measurable():
     p = pt.answer_probability(model(tok), positions, answers).mean(1)
     rec = pt.top_k_recovery(model, own, [(0, 0), (0, 1), (0, 2)], [1, 3], tok, positions, answers, p)
     assert torch.isnan(rec).all()  # old = new: the fraction is undefined, not 0
+
+
+def test_patching_every_heads_output_recovers_a_gap_that_lives_in_the_values_and_the_pattern_cannot():
+    # an attention-only layer whose new model differs only in its value weights: where the heads
+    # look is the same, so patching every pattern recovers nothing, and patching every head's
+    # output z (what the heads read, through the shared output projection) recovers the whole gap
+    cfg = ModelConfig(vocab_size=7, seq_len=8, n_layer=1, d_model=12, n_head=3, d_mlp=0, norm="none")
+    old = sharpened(SeedTransformer(cfg, [0]))
+    new = sharpened(SeedTransformer(cfg, [0]))
+    with torch.no_grad():
+        new.blocks[0].attn.qkv.weight[..., 2 * cfg.d_model:] += torch.randn(1, 12, 12, generator=torch.Generator().manual_seed(3))
+    tok = tokens_for(old, B=6)
+    positions, answers = torch.full((6,), 7), new(tok)[0, :, 7].argmax(-1)
+    assert not torch.allclose(old(tok), new(tok), atol=1e-4)
+    pattern = pt.all_heads_recovery(old, new, tok, positions, answers, "pattern")
+    output = pt.all_heads_recovery(old, new, tok, positions, answers, "z")
+    torch.testing.assert_close(pattern, torch.tensor([0.0]), rtol=0, atol=1e-5)
+    torch.testing.assert_close(output, torch.tensor([1.0]), rtol=0, atol=1e-5)
+    # and where the new model differs in its queries and keys only, both recover it all
+    new2 = sharpened(SeedTransformer(cfg, [0]))
+    with torch.no_grad():
+        new2.blocks[0].attn.qkv.weight.copy_(old.blocks[0].attn.qkv.weight)
+        new2.blocks[0].attn.qkv.weight[..., :2 * cfg.d_model] *= 3.0
+        for a, b in zip(new2.parameters(), old.parameters()):
+            if a.shape == b.shape and a is not new2.blocks[0].attn.qkv.weight:
+                a.copy_(b)
+    answers = new2(tok)[0, :, 7].argmax(-1)
+    for what in pt.WHOLE_LAYER:
+        torch.testing.assert_close(pt.all_heads_recovery(old, new2, tok, positions, answers, what),
+                                   torch.tensor([1.0]), rtol=0, atol=1e-4)
+
+
+def test_patching_every_heads_output_at_some_query_rows_only():
+    from emergence.hooks import compose, record, z_name
+
+    cfg = ModelConfig(vocab_size=7, seq_len=8, n_layer=1, d_model=12, n_head=2, d_mlp=0, norm="none")
+    old, new = SeedTransformer(cfg, [0]), SeedTransformer(cfg, [3])
+    tok = tokens_for(old, B=2)
+    donor = pt.record_attention(new, tok, "z")
+    assert donor[0].shape == (1, 2, 8, 2, 6)
+    store = {}
+    from emergence.hooks import override_output
+    old(tok, compose({z_name(0): override_output(donor[0], [5])}, {z_name(0): record(store)}))
+    mine = pt.record_attention(old, tok, "z")[0]
+    torch.testing.assert_close(store[z_name(0)][:, :, 5], donor[0][:, :, 5])
+    torch.testing.assert_close(store[z_name(0)][:, :, 4], mine[:, :, 4])

@@ -402,3 +402,19 @@ def test_a_claims_file_with_a_bad_row_stops_naming_it(tmp_path, edit, message):
     path.write_text(yaml.safe_dump(rows))
     with pytest.raises(ValueError, match=re.escape(message)):
         sc.read_paper_claims(path)
+
+
+def test_the_sharpening_head_is_ranked_on_one_half_of_the_prompts_and_measured_on_the_other():
+    dims = ("capability", "seed", "layer", "head")
+
+    def patched(**arrays):
+        return xr.Dataset({k: (dims, np.asarray(v, float).reshape(1, 1, 1, 3)) for k, v in arrays.items()})
+
+    # on all prompts head 0 has the largest effect and sharpened most; on the ranking half head 2
+    # leads, and on the held-out half head 2 sharpened by 1 nat more than the others' median
+    ds = patched(delta_p=[0.3, 0.1, 0.2], entropy_old=[2, 2, 2], entropy_new=[0, 2, 2],
+                 ranking_delta_p=[0.1, 0.1, 0.4], held_out_entropy_old=[2, 2, 2], held_out_entropy_new=[2, 1.5, 0.5])
+    assert sc.top_head_sharpening(ds, 0, 0) == pytest.approx(-1.25)
+    # a result from before the split: ranked and measured on every prompt, as it was
+    old = ds.drop_vars(["ranking_delta_p", "held_out_entropy_old", "held_out_entropy_new"])
+    assert sc.top_head_sharpening(old, 0, 0) == pytest.approx(-2.0)

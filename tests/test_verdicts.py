@@ -545,6 +545,24 @@ def test_gap_recovery_holds_fails_and_cannot_be_decided():
     assert recovers_most_of_gap([0.9] * 4, **kw).verdict == "inconclusive"
 
 
+def test_gap_recovery_below_the_all_heads_ceiling_cannot_pass_and_says_so():
+    kw = dict(claim="3", statement="s", most=0.5, alpha=ALPHA)
+    few = [0.1, 0.2, 0.15, 0.3, 0.05, 0.25]   # the top heads alone: below 'most' in every seed
+    # every head together recovers most of the gap, a few do not: a test the claim could pass, failed
+    high = recovers_most_of_gap(few, ceiling=[0.8, 0.9, 0.7, 0.85, 0.95, 0.75], **kw)
+    assert high.verdict == "not reproduced" and "every head's pattern patched at once recovers 0.825" in high.reason
+    # every head together stays below it: no choice of heads can pass, so no verdict against the paper
+    low = recovers_most_of_gap(few, ceiling=[0.2, 0.25, 0.3, 0.15, 0.22, 0.28], output=[0.9] * 6, **kw)
+    assert low.verdict == "inconclusive" and "cannot pass at this scale" in low.reason
+    assert "the gap lives in what the heads read" in low.reason and "every head's output 0.9 over 6" in low.reason
+    # a ceiling whose interval reaches 'most' leaves the ordinary rule in charge
+    assert recovers_most_of_gap(few, ceiling=[0.2, 0.3, 0.45, 0.6, 0.7, 0.9], **kw).verdict == "not reproduced"
+    # a few heads that pass pass, whatever the ceiling says (it is measured on other patches)
+    assert recovers_most_of_gap([0.7, 0.8, 0.9, 0.75, 0.85, 0.65], ceiling=[0.3] * 6, **kw).verdict == "reproduced"
+    # NaN ceilings (runs that predate it) are no ceiling
+    assert recovers_most_of_gap(few, ceiling=[float("nan")] * 6, **kw).verdict == "not reproduced"
+
+
 def test_head_sharpening_against_the_other_heads():
     kw = dict(claim="2", statement="s", alpha=ALPHA, n_boot=200)
     assert head_sharpens_more_than_others([-0.5] * 8, **kw).verdict == "reproduced"

@@ -11,7 +11,7 @@ import torch
 import xarray as xr
 
 from emergence import patching as pt
-from emergence.analysis import bracket_emergence, jump_start
+from emergence.analysis import bracket_emergence, jump_start, steepest_interval
 from emergence.experiments.language_model import CorpusArgs, PretrainingArgs, SizeArgs, variants, vocab_of
 from emergence.metrics import attention_entropy
 from emergence.model import parameter_count
@@ -35,7 +35,7 @@ class ProbeArgs:
 class PatchingArgs:
     top_k: list[int] = number(1, None)  # heads patched together, ranked by their single-head effect
     positions: Literal["all", "answer"] = "all"
-    bracket: Literal["jump", "last_unsolved"] = "jump"
+    bracket: Literal["steepest", "jump", "last_unsolved"] = "steepest"
     min_gap: float = number(0.0, 1.0)
 
 
@@ -165,6 +165,36 @@ def jump_brackets(ds: xr.Dataset) -> np.ndarray:
     return out
 
 
+def steepest_brackets(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """Per (capability, seed): (old, new) checkpoints of the steepest single rise of p(correct)
+    at or before the first solved checkpoint (`steepest_interval`), the paper's patching bracket;
+    -1 where the run is censored."""
+    steps = ds["checkpoint_step"].values
+    pc = ds["probe_p_correct"].values
+    old, new = (np.full(pc.shape[:2], -1, dtype=np.int64) for _ in range(2))
+    for i in range(pc.shape[0]):
+        for k in range(pc.shape[1]):
+            end = int(ds["bracket_new_step"].values[i, k])
+            if ds["bracket_censored"].values[i, k] or end < 0:
+                continue
+            a, b = steepest_interval(steps, pc[i, k], end)
+            if np.isfinite(a):
+                old[i, k], new[i, k] = int(a), int(b)
+    return old, new
+
+
+def patch_bracket(sel: xr.Dataset, bracket: str) -> tuple[np.ndarray, np.ndarray]:
+    """(old, new) checkpoint steps [capability, seed] that patching compares, by `bracket`:
+    steepest (the steepest single rise of p(correct) before the first solved checkpoint, the
+    paper's), jump (from where the jump starts to the first solved) or last_unsolved (from the
+    last unsolved to the first solved); -1 where there is none."""
+    if bracket == "steepest":
+        return steepest_brackets(sel)
+    new = sel["bracket_new_step"].values.astype(np.int64)
+    old = sel["bracket_jump_old_step" if bracket == "jump" else "bracket_old_step"].values.astype(np.int64)
+    return old, new
+
+
 def training_record(model_dir, checkpoint_steps: np.ndarray) -> tuple[int, xr.DataArray]:
     """What a trained variant's train.nc records beside its checkpoints: its pre-pretraining
     steps (0: from scratch) and its held-out corpus loss [seed, checkpoint_step] (every
@@ -204,11 +234,14 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
 
 @torch.no_grad()
 def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> xr.Dataset:
-    """Head-level patching of every (capability, seed) with an emergence bracket of one size:
-    new = the first checkpoint at which the capability is solved; old = the checkpoint where its
-    jump starts (`bracket: jump`, pre-emergence) or the last unsolved one (`last_unsolved`).
-    Brackets whose p(correct) rises by less than `min_gap` are not patched (a recovered fraction
-    of a vanishing gap is noise); `gap` records every bracket's rise."""
+    """Head-level patching of every (capability, seed) with an emergence bracket of one size,
+    across the checkpoints `patch_bracket` picks by `bracket`. Brackets whose p(correct) rises by
+    less than `min_gap` are not patched (a recovered fraction of a vanishing gap is noise); `gap`
+    records every bracket's rise. Beside the top-k heads: every head's pattern patched at once
+    (the ceiling for attention patching) and every head's output (how much of the gap the
+    attention layers carry at all). The sharpening test's heads are ranked on the even-numbered
+    prompts and their entropy read on the odd-numbered ones, so that the ranking does not pick
+    the heads whose entropy happened to move on the prompts it is measured on."""
     section = params["language_model"]
     pcfg = section["patching"]
     probes = make_probes(section["corpus"], section["probes"])
@@ -219,10 +252,11 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
     ks = [k for k in pcfg["top_k"] if k <= L * H]
     nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
     effects, reverse, prev_score, ind_score, ent_old, ent_new = (nan(len(kinds), len(seeds), L, H) for _ in range(6))
+    ranking_delta, held_old, held_new = (nan(len(kinds), len(seeds), L, H) for _ in range(3))
     recovery = nan(len(kinds), len(seeds), len(ks))
-    p_old, p_new, gap_of = (nan(len(kinds), len(seeds)) for _ in range(3))
-    old_var = "bracket_jump_old_step" if pcfg["bracket"] == "jump" else "bracket_old_step"
+    p_old, p_new, gap_of, pattern_roof, output_roof = (nan(len(kinds), len(seeds)) for _ in range(5))
     sel = probe_ds.sel(size=size_name)
+    old_steps, new_steps = patch_bracket(sel, pcfg["bracket"])
     # previous-token and induction scores on a random span repeated twice
     g = torch.Generator().manual_seed(0)
     period = cfg.seq_len // 2
@@ -234,8 +268,8 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
         pos = torch.full((len(answers),), prompts.shape[1] - 1)
         rows = None if pcfg["positions"] == "all" else [prompts.shape[1] - 1]
         for k, seed in enumerate(seeds):
-            old_step, new_step = int(sel[old_var].values[i, k]), int(sel["bracket_new_step"].values[i, k])
-            if sel["bracket_censored"].values[i, k] or old_step < 0:
+            old_step, new_step = int(old_steps[i, k]), int(new_steps[i, k])
+            if sel["bracket_censored"].values[i, k] or old_step < 0 or new_step < 0:
                 continue
             old, new = ckpts[old_step].select_seeds([k]), ckpts[new_step].select_seeds([k])
             x = prompts.unsqueeze(0)
@@ -250,11 +284,21 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
             ranking = pt.rank_heads(e)
             recovery[i, k] = pt.top_k_recovery(old, donor, ranking, ks, x, pos, answers, pn,
                                                query_positions=rows)[0].numpy()
+            pattern_roof[i, k] = float(pt.all_heads_recovery(old, new, x, pos, answers, "pattern", rows)[0])
+            output_roof[i, k] = float(pt.all_heads_recovery(old, new, x, pos, answers, "z", rows)[0])
             answer_row = prompts.shape[1] - 1
-            for layer, pat in pt.record_attention(new, x, "pattern").items():
-                ent_new[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
-            for layer, pat in pt.record_attention(old, x, "pattern").items():
-                ent_old[i, k, layer] = attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
+
+            def entropies(model, tokens):
+                return {layer: attention_entropy(pat[0, :, :, answer_row]).mean(0).numpy()
+                        for layer, pat in pt.record_attention(model, tokens, "pattern").items()}
+
+            ranking, held = x[:, 0::2], x[:, 1::2]
+            ranking_delta[i, k] = pt.head_effects(old, pt.record_attention(new, ranking), ranking, pos[0::2],
+                                                  answers[0::2], query_positions=rows)[0].numpy()
+            for store, model, tokens in ((ent_new, new, x), (ent_old, old, x), (held_new, new, held),
+                                         (held_old, old, held)):
+                for layer, value in entropies(model, tokens).items():
+                    store[i, k, layer] = value
             back = pt.record_attention(old, x)
             reverse[i, k] = pt.head_effects(new, back, x, pos, answers, query_positions=rows)[0].numpy()
             pats = pt.record_attention(new, repeated.unsqueeze(0), "pattern")
@@ -267,10 +311,18 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
          "reverse_delta_p": (dims, reverse, {"long_name": "change in the new model's p(correct) when this head takes the old model's attention"}),
          "top_k_recovery": (("capability", "seed", "k"), recovery,
                             {"long_name": "fraction of the old -> new gap recovered by patching the top k heads together"}),
+         "all_heads_pattern_recovery": (("capability", "seed"), pattern_roof,
+                                        {"long_name": "fraction of the gap recovered by patching every head's pattern at once"}),
+         "all_heads_output_recovery": (("capability", "seed"), output_roof,
+                                       {"long_name": "fraction of the gap recovered by patching every head's output z at once"}),
+         "ranking_delta_p": (dims, ranking_delta,
+                             {"long_name": "delta_p on the even-numbered prompts only (ranks the head whose sharpening is read)"}),
+         "held_out_entropy_old": (dims, held_old, {"long_name": "entropy_old on the odd-numbered prompts only"}),
+         "held_out_entropy_new": (dims, held_new, {"long_name": "entropy_new on the odd-numbered prompts only"}),
          "p_old": (("capability", "seed"), p_old), "p_new": (("capability", "seed"), p_new),
          "gap": (("capability", "seed"), gap_of, {"long_name": "p_new - p_old across the bracket (patched where >= min_gap)"}),
-         "old_step": (("capability", "seed"), sel[old_var].values.astype(np.int64)),
-         "new_step": (("capability", "seed"), sel["bracket_new_step"].values.astype(np.int64)),
+         "old_step": (("capability", "seed"), old_steps),
+         "new_step": (("capability", "seed"), new_steps),
          "entropy_old": (dims, ent_old, {"long_name": "old model: entropy (nats) of the answer row's attention"}),
          "entropy_new": (dims, ent_new, {"long_name": "new model: entropy (nats) of the answer row's attention"}),
          "previous_token_score": (dims, prev_score, {"long_name": "new model: attention from t to t-1"}),

@@ -244,6 +244,12 @@ if pretrained and in_context:
 # ## One emergence, patched head by head
 
 # %%
+BRACKETS = {  # the patching bracket, by params.yaml language_model.patching.bracket
+    "steepest": "The bracket is the paper's: the single checkpoint interval, at or before the first solved "
+                "checkpoint, across which p(correct) rises most (Pythia-410M: 30k → 31k, 0.16 → 0.61).",
+    "jump": "The bracket runs from the checkpoint where the jump starts (pre-emergence: the last at or below "
+            f"{an.JUMP_START:.0%} of the way from the run's plateau to 1) to the first solved one.",
+    "last_unsolved": "The bracket runs from the last unsolved checkpoint to the first solved one."}
 runs = []  # every bracketed (size, capability, seed) that was patched
 small_gap = 0  # bracketed, but p(correct) rose by less than min_gap: not patched
 for size, ds in patch.items():
@@ -254,6 +260,7 @@ for size, ds in patch.items():
             elif np.isfinite(ds["p_new"].values[i, k]):
                 small_gap += 1
 first_patch = next(iter(patch.values()), None)
+bracket_text = BRACKETS.get(first_patch.attrs.get("bracket") if first_patch is not None else None, "")
 example = max(runs, key=lambda r: float(patch[r[0]]["p_new"].values[caps.index(r[1]), r[2]]
                                           - patch[r[0]]["p_old"].values[caps.index(r[1]), r[2]]), default=None)
 md("No capability emerged between two checkpoints on this profile, so nothing was patched." if example is None else
@@ -261,13 +268,11 @@ md("No capability emerged between two checkpoints on this profile, so nothing wa
    f"(largest old → new gap); {len(runs)} bracketed runs were patched in all"
    + (f", {small_gap} more were bracketed but their p(correct) rose by less than "
       f"{first_patch.attrs['min_gap']} across the bracket and were not patched" if small_gap else "")
-   + (". The bracket runs from the checkpoint where the jump starts (pre-emergence: the last at or below "
-      f"{an.JUMP_START:.0%} of the way from the run's plateau to 1) to the first solved one." if first_patch is not None
-      and first_patch.attrs.get("bracket") == "jump" else "."))
+   + ". " + bracket_text)
 
 # %%
 #| label: fig-lm-patching
-#| fig-cap: "Left: Δp of patching each head alone (the new checkpoint's attention into the old one), for the example run. Middle: its p(correct) against step with the bracket marked. Right: fraction of the old → new gap recovered by patching the top-k heads together, every patched run (median in black)."
+#| fig-cap: "Left: Δp of patching each head alone (the new checkpoint's attention into the old one), for the example run. Middle: its p(correct) against step with the bracket marked. Right: fraction of the old → new gap recovered by patching the top-k heads together, every patched run (median in black), beside the medians of patching every head's pattern at once (the ceiling for attention patching, dashed) and every head's output (what the attention layers carry at all, dotted)."
 fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
 if example is not None:
     size, cap, k = example
@@ -293,6 +298,14 @@ if example is not None:
         axes[2].plot(ks, cur, color="C0", alpha=0.3, lw=1)
     if len(curves):
         axes[2].plot(ks, np.median(curves, axis=0), color="k", lw=2, marker="o")
+    for what, style in (("pattern", "--"), ("output", ":")):
+        every = [float(patch[s][f"all_heads_{what}_recovery"].values[caps.index(c), kk]) for s, c, kk in runs
+                 if f"all_heads_{what}_recovery" in patch[s]]
+        if every:
+            axes[2].axhline(np.nanmedian(every), color="C3", ls=style, lw=1.5,
+                            label=f"every head's {what}: {np.nanmedian(every):.2f}")
+    if axes[2].get_legend_handles_labels()[0]:
+        axes[2].legend(fontsize=8)
     axes[2].set_xscale("log", base=2)
     axes[2].set_xlabel("heads patched (top k)")
     axes[2].set_ylabel("fraction of gap recovered")
@@ -365,9 +378,11 @@ unsolved checkpoints, so IOI's either-name stage is plateau, not jump); where on
 already as wide as the abruptness threshold, the grid cannot decide and the verdict says so. Capabilities
 measured on the same seeds are not independent: the size and pre-pretraining tests reassign whole seeds
 (a permutation test), the abruptness rule tests each capability on its own (a sign test over runs; the claim
-combines them), and the patching and sharpening statistics take one value per seed. Patching runs
-across the jump (from the checkpoint where it starts to the first solved one) and its recovery is read
-beside the ceiling of patching every head at once. The pre-pretraining claim holds if either structured
+combines them), and the patching and sharpening statistics take one value per seed. {bracket_text} The top heads' recovery is read
+beside the ceiling of patching every head's pattern at once: where that ceiling stays below "most", no
+choice of heads can pass, and the verdict says the test cannot pass at this scale rather than that the claim
+fails. The sharpening test ranks its head on the even-numbered prompts and reads the entropies on the
+odd-numbered ones. The pre-pretraining claim holds if either structured
 task speeds emergence up against the from-scratch model, each tested at half the level; the control row
 asks the same of each task against the random-token twin. The pre-pretraining budget was chosen on the
 synthetic tasks alone, never on the corpus outcome: the steps a pilot found both structured tasks need to be
