@@ -30,11 +30,6 @@ def pattern_name(layer: int) -> str:
     return f"blocks.{layer}.attn.hook_pattern"
 
 
-def z_name(layer: int) -> str:
-    """Each head's output before the output projection, [E, B, T, H, d_head]."""
-    return f"blocks.{layer}.attn.hook_z"
-
-
 def _head_mask(n_head: int, heads: Iterable[int] | None, like: torch.Tensor) -> torch.Tensor:
     mask = torch.zeros(n_head, dtype=torch.bool, device=like.device)
     mask[list(range(n_head)) if heads is None else list(heads)] = True
@@ -77,22 +72,6 @@ def override_pattern(pattern: torch.Tensor, heads: Iterable[int] | None = None,
             row_mask[list(rows)] = True
             select = select & row_mask.view(-1, 1)
         return torch.where(select, new, current)
-
-    return hook
-
-
-def override_output(z: torch.Tensor, query_positions: Iterable[int] | None = None) -> Hook:
-    """Replace every head's output (hook_z, [E, B, T, H, d_head]) by `z`, at the given query
-    positions only where given: what the attention layer hands on, value path included."""
-    rows = None if query_positions is None else tuple(query_positions)
-
-    def hook(current: torch.Tensor, name: str) -> torch.Tensor:
-        new = z.to(current.dtype).expand_as(current)
-        if rows is None:
-            return new
-        select = torch.zeros(current.shape[-3], dtype=torch.bool, device=current.device)
-        select[list(rows)] = True
-        return torch.where(select.view(-1, 1, 1), new, current)
 
     return hook
 

@@ -25,10 +25,32 @@ from typing import Iterable, Sequence
 
 import torch
 
-from emergence.hooks import Hook, override_output, override_pattern, pattern_name, record, scores_name, z_name
+from emergence.hooks import Hook, override_pattern, pattern_name, record, scores_name
 
 STAGES = ("pattern", "scores")
 WHOLE_LAYER = ("pattern", "z")  # what `all_heads_recovery` patches: every head's pattern, or its output
+
+
+def z_name(layer: int) -> str:
+    """Each head's output before the output projection, [E, B, T, H, d_head]."""
+    return f"blocks.{layer}.attn.hook_z"
+
+
+def override_output(z: torch.Tensor, query_positions: Sequence[int] | None = None) -> Hook:
+    """Replace every head's output (hook_z) by `z`, at the given query positions only where
+    given: what the attention layer hands on, value path included. (Here, not in
+    emergence/hooks.py, which every training run imports: an edit there re-keys every cell.)"""
+    rows = None if query_positions is None else tuple(query_positions)
+
+    def hook(current: torch.Tensor, name: str) -> torch.Tensor:
+        new = z.to(current.dtype).expand_as(current)
+        if rows is None:
+            return new
+        select = torch.zeros(current.shape[-3], dtype=torch.bool, device=current.device)
+        select[list(rows)] = True
+        return torch.where(select.view(-1, 1, 1), new, current)
+
+    return hook
 
 
 def head_label(layer: int, head: int) -> str:

@@ -142,7 +142,8 @@ def test_patching_every_heads_output_recovers_a_gap_that_lives_in_the_values_and
 
 
 def test_patching_every_heads_output_at_some_query_rows_only():
-    from emergence.hooks import compose, record, z_name
+    from emergence.hooks import compose, record
+    from emergence.patching import override_output, z_name
 
     cfg = ModelConfig(vocab_size=7, seq_len=8, n_layer=1, d_model=12, n_head=2, d_mlp=0, norm="none")
     old, new = SeedTransformer(cfg, [0]), SeedTransformer(cfg, [3])
@@ -150,7 +151,6 @@ def test_patching_every_heads_output_at_some_query_rows_only():
     donor = pt.record_attention(new, tok, "z")
     assert donor[0].shape == (1, 2, 8, 2, 6)
     store = {}
-    from emergence.hooks import override_output
     old(tok, compose({z_name(0): override_output(donor[0], [5])}, {z_name(0): record(store)}))
     mine = pt.record_attention(old, tok, "z")[0]
     torch.testing.assert_close(store[z_name(0)][:, :, 5], donor[0][:, :, 5])
