@@ -101,7 +101,7 @@ class ClaimsArgs:
     n_perm: int = number(100, 1_000_000)           # permutations behind the permutation tests
     quartile_ratio: float = number(1.0, 1000.0)    # claim 1: "random times" = q75 / q25 (lognormal fit) at least this
     abrupt_ratio: float = number(0.0, 10.0)        # claim 1: a jump is abrupt below this width / step
-    coincidence_evals: float = number(0.0, 1000.0)  # claim 2: tolerance, in evaluation intervals
+    coincidence_widths: float = number(0.0, 1000.0)  # claim 2: tolerance, in the unit's own jump widths
     large_state_size: int = number(1, 1_000_000)   # claim 4 (linear map): "large S" starts here
     growth_ratio: float = number(1.0, 1000.0)      # claim 4 (automata): plateau ratio, largest / smallest S
     flat_from: int = number(1, 1_000_000)          # claim 5 (automata): flatness from this S on

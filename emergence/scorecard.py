@@ -170,7 +170,8 @@ def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Ver
             **ctx.common("linear-map-random-times"))),
         ("linear-map-entropy", vd.jumps_coincide_with_entropy_drops(
             unit_e, analysis["pattern_head_entropy_drop_step"].values, claim="2 (linear map)",
-            tolerance=c["coincidence_evals"] * eval_every, alpha=c["alpha"], n_perm=c["n_perm"], n_boot=c["n_boot"],
+            tolerance=c["coincidence_widths"], width=jump_widths(analysis)[0], alpha=c["alpha"], n_perm=c["n_perm"],
+            n_boot=c["n_boot"],
             **ctx.common("linear-map-entropy"))),
     ]
 
@@ -717,7 +718,7 @@ def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | No
 # ways by `claims.sensitivity_factor` to show which verdicts hinge on them. The draw counts and
 # the integer settings that pick cells (which S is large, from which S the bias is flat, how
 # many heads are "a few") are not thresholds of this kind and stay put.
-THRESHOLDS = ("alpha", "quartile_ratio", "abrupt_ratio", "coincidence_evals", "growth_ratio", "flat_ratio",
+THRESHOLDS = ("alpha", "quartile_ratio", "abrupt_ratio", "coincidence_widths", "growth_ratio", "flat_ratio",
               "min_speedup", "most_of_gap", "metric_factor", "random_ratio", "resolution_intervals")
 BELOW_ONE = ("alpha", "most_of_gap")  # a level and a fraction: moved only while they stay below 1
 

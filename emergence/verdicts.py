@@ -611,11 +611,15 @@ def jumps_are_abrupt(ratio: np.ndarray, censored: np.ndarray, *, claim: str, sta
 
 def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *, claim: str, statement: str,
                                       tolerance: float, alpha: float, paper: str = "", n_perm: int = 2000,
-                                      n_boot: int = 2000, seed: int = 0) -> Verdict:
+                                      n_boot: int = 2000, seed: int = 0, width: np.ndarray | None = None) -> Verdict:
     """Claim 2: each jump coincides with a head's entropy collapse. `emergence[seed, unit]` is
     the unit's emergence step, `drop[seed, unit]` the step of the steepest entropy drop of the
     head that attends to the unit's ground-truth pattern (chosen without looking at when the
-    unit jumped); NaN where either is missing. The statistic is the median |drop - emergence|.
+    unit jumped); NaN where either is missing. The statistic is the median |drop - emergence|,
+    in steps, or with `width[seed, unit]` (the unit's own jump width in steps) in jump widths:
+    a tolerance in steps is tied to the evaluation grid (a denser grid makes "coincides"
+    stricter without changing the training), one in jump widths to what is measured, so that
+    a drop inside its unit's jump coincides with it however finely the run was evaluated.
     The null pairs each unit with another unit's head of the same seed (drops permuted within
     each seed), so a seed's timeline is kept and only the pairing is tested.
     reproduced: within `tolerance` and closer than the null (p < alpha); partly: closer than
@@ -623,17 +627,21 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
     the null; inconclusive: within the tolerance but not distinguishable from the null (the
     units jump too close together to test the pairing), or nothing to pair."""
     e, d = np.atleast_2d(np.asarray(emergence, float)), np.atleast_2d(np.asarray(drop, float))
-    valid = np.isfinite(e) & np.isfinite(d)
-    lag = np.abs(d - e)
+    scale = np.ones_like(e) if width is None else np.atleast_2d(np.asarray(width, float))
+    valid = np.isfinite(e) & np.isfinite(d) & np.isfinite(scale) & (scale > 0)
+    unit = "steps" if width is None else "jump widths"
+    lag = np.abs(d - e) / np.where(valid, scale, 1.0)
     obs = float(np.median(lag[valid])) if valid.any() else float("nan")
     rng = np.random.default_rng(seed)
-    pairs = [(d[k][v], e[k][v]) for k, v in enumerate(valid) if v.any()]  # each seed's (drops, emergences)
-    permutable = any(len(dk) >= 2 for dk, _ in pairs)
+    # each seed's (drops, emergences, widths)
+    pairs = [(d[k][v], e[k][v], scale[k][v]) for k, v in enumerate(valid) if v.any()]
+    permutable = any(len(dk) >= 2 for dk, _, _ in pairs)
 
     def repaired(k: int) -> np.ndarray:  # k nulls: each seed's drops dealt to its own units at random
         if not pairs:
             return np.full(k, np.nan)
-        return np.median(np.concatenate([np.abs(shuffled_rows(dk[None], k, rng)[:, 0] - ek) for dk, ek in pairs], 1), 1)
+        return np.median(np.concatenate([np.abs(shuffled_rows(dk[None], k, rng)[:, 0] - ek) / wk
+                                         for dk, ek, wk in pairs], 1), 1)
 
     null = settled_null(repaired, n_perm, obs, alpha)
     p = float((1 + (null <= obs).sum()) / (1 + len(null))) if permutable else float("nan")
@@ -645,14 +653,15 @@ def jumps_coincide_with_entropy_drops(emergence: np.ndarray, drop: np.ndarray, *
         boot.append(np.median(lag[pick][v]) if v.any() else np.nan)
     lo, hi = _percentiles(np.array(boot), 1 - alpha)
     common = dict(claim=claim, statement=statement, paper=paper,
-                  statistic="median |entropy-drop step - emergence step| over (seed, unit)", estimate=obs,
+                  statistic="median |entropy-drop step - emergence step| over (seed, unit)"
+                            + ("" if width is None else " / the unit's jump width"), estimate=obs,
                   interval=(lo, hi), n=len(e), censored=int((~np.isfinite(e)).sum()), censored_of=e.size,
                   observations="units", p_value=p,
                   detectable=f"pairing closer than chance at alpha {alpha:g} with {int(valid.sum())} pairs")
     if not permutable:
         return Verdict(**common, verdict="inconclusive",
                        reason="fewer than two units per seed have both a jump and an entropy drop: nothing to pair")
-    detail = (f"median lag {_fmt(obs)} steps (tolerance {tolerance:g}); median lag with units re-paired within "
+    detail = (f"median lag {_fmt(obs)} {unit} (tolerance {tolerance:g}); median lag with units re-paired within "
               f"seeds {_fmt(float(np.nanmedian(null)))}, permutation p = {p:.3g}")
     if obs <= tolerance and p < alpha:
         return Verdict(**common, verdict="reproduced", reason=detail)

@@ -494,6 +494,38 @@ def test_coincidence_on_the_papers_numbers():
     assert coincide(e, e + 50).verdict == "reproduced"
 
 
+def test_coincidence_in_jump_widths_scales_with_the_jump_not_the_grid():
+    rng = np.random.default_rng(4)
+    e = rng.uniform(500, 3000, (8, 16))
+    lag = rng.choice([-1, 1], e.shape) * rng.uniform(25, 35, e.shape)   # ~30 steps from each unit's jump
+    kw = dict(claim="2", statement="coincide", alpha=ALPHA, n_perm=500, n_boot=200)
+    # wide jumps (60 steps): inside its own jump, so it coincides; a grid-tied tolerance of two
+    # 10-step evaluations calls the same run "partly" (closer than chance, beyond 20 steps)
+    wide = np.full(e.shape, 60.0)
+    by_width = jumps_coincide_with_entropy_drops(e, e + lag, tolerance=1.0, width=wide, **kw)
+    by_grid = jumps_coincide_with_entropy_drops(e, e + lag, tolerance=2 * 10, **kw)
+    assert (by_width.verdict, by_grid.verdict) == ("reproduced", "partly")
+    assert "jump widths (tolerance 1)" in by_width.reason and by_width.estimate == pytest.approx(0.5, abs=0.05)
+    # narrow jumps (5 steps): the same lags are six jumps away, however coarse the grid
+    narrow = np.full(e.shape, 5.0)
+    assert jumps_coincide_with_entropy_drops(e, e + lag, tolerance=1.0, width=narrow, **kw).verdict == "partly"
+    assert jumps_coincide_with_entropy_drops(e, e + lag, tolerance=2 * 50, **kw).verdict == "reproduced"
+    # drops unrelated to the jumps fail; units with no width (never left the plateau) are left out
+    assert jumps_coincide_with_entropy_drops(e, rng.uniform(0, 3000, e.shape), tolerance=1.0, width=wide,
+                                             **kw).verdict == "not reproduced"
+    assert jumps_coincide_with_entropy_drops(e, e + lag, tolerance=1.0, width=np.full(e.shape, np.nan),
+                                             **kw).verdict == "inconclusive"
+
+
+def test_coincidence_in_jump_widths_on_the_papers_numbers():
+    # the blog's S = 16, s = 3 run: 16 jumps between ~500 and ~4600 steps, each with an entropy drop
+    # in 1-2 heads; the figure shows each jump over a few hundred steps, the drop within it
+    e = np.linspace(500, 4600, 16)[None]
+    v = jumps_coincide_with_entropy_drops(e, e + 50, tolerance=1.0, width=np.full(e.shape, 200.0), claim="2",
+                                          statement="coincide", alpha=ALPHA, n_perm=500, n_boot=200)
+    assert v.verdict == "reproduced"
+
+
 def solve_times(solved, n=3, budget=10_000, at=4000):
     return Arm.of([at if solved else budget] * n, [not solved] * n)
 
