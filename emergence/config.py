@@ -111,7 +111,7 @@ class ClaimsArgs:
     most_of_gap: float = number(0.0, 1.0)          # claim 3: "most of the gap" = at least this fraction
     metric_factor: float = number(1.0, 1000.0)     # mirage: a continuous metric's rise at most this much wider
     random_ratio: float = number(0.0, 1000.0)      # mirage: across-seed spread over within-run width above this
-    resolution_intervals: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this far
+    resolution_widths: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this many rise widths
     stability_draws: int = number(0, 100_000)      # seed resamples each verdict is re-decided on (0: none)
     stability_resamples: int = number(100, 1_000_000)  # bootstraps and permutations inside each of those
     sensitivity_factor: float = number(1.0, 10.0)  # thresholds moved by this factor both ways (1: not)

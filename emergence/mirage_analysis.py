@@ -384,6 +384,25 @@ def resolved_width(ds: xr.Dataset) -> np.ndarray:
     return np.where(ds["unit_censored"].values == 1, np.nan, np.where(np.isfinite(w), np.fmax(w, g), np.nan))
 
 
+def shift_in_widths(ds: xr.Dataset, level: str, subsample: int) -> np.ndarray:
+    """How far a test set of `subsample` examples moves each run's emergence, in that run's own
+    accuracy rise width (ln steps, never below one evaluation interval: `resolved_width`), not
+    in evaluation intervals: a tolerance in intervals tightens with a denser grid while the jump
+    stays what it is. `level`: "unit" (per unit), "whole" (the whole answer, whose rise is not
+    fitted: its width is taken as one interval, the narrowest a rise can read, which overstates
+    the shift and so errs against "sharp") or "runs" (the language models' probe runs). The
+    shift's intervals are converted with the interval around the rise's midpoint (`unit_grid`;
+    on an evenly spaced grid, nearly the one before emergence that the shift was counted in).
+    A run whose accuracy rise was not fitted keeps its shift in intervals, as "whole" does."""
+    shift = ds["resolution_shift" if level == "runs" else f"{level}_resolution_shift"].sel(subsample=subsample)
+    if level == "whole":
+        return shift.values
+    acc = ds.sel(unit_metric="accuracy")
+    width = np.fmax(acc["unit_width"], acc["unit_grid"]).where(acc["unit_censored"] == 0)
+    relative = (shift * acc["unit_grid"] / width).where(np.isfinite(width) & (width > 0), shift)
+    return relative.drop_vars([c for c in relative.coords if c not in shift.coords]).transpose(*shift.dims).values
+
+
 def at_grid_fraction(datasets: xr.Dataset | list[xr.Dataset], continuous: str, discontinuous: str = "accuracy") -> float:
     """Of the units whose discontinuous curve rose (pooled over `datasets`), the fraction whose
     rises under both metrics are no wider than one evaluation interval (the grid shows no

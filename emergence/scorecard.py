@@ -22,7 +22,7 @@ import yaml
 
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
-from emergence.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, width_ratio
+from emergence.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, shift_in_widths, width_ratio
 from emergence.params import architecture_seeds
 from emergence.analysis import jump_widths
 from emergence.io import read_netcdf
@@ -593,11 +593,12 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         level = "unit" if all("unit_resolution_shift" in ds for ds in sets) else "whole"
         if all(f"{level}_resolution_shift" in ds for ds in sets):
             smallest = min(int(ds["subsample"].values[0]) for ds in sets)
-            shifts = [ds[f"{level}_resolution_shift"].sel(subsample=smallest).values for ds in sets]
+            shifts = [shift_in_widths(ds, level, smallest) for ds in sets]
             out.append((f"mirage-resolution-{key}", vd.jump_not_a_resolution_artefact(
                 _by_seed([x if x.ndim > 1 else x[:, None] for x in shifts]),
                 claim=f"1 ({label}, resolution{', whole answer' if level == 'whole' else ''})",
-                max_intervals=c["resolution_intervals"], subsample=smallest, trained=sum(x.size for x in shifts),
+                max_shift=c["resolution_widths"], subsample=smallest, trained=sum(x.size for x in shifts),
+                scale="rise widths" if level == "unit" else "evaluation intervals",
                 budget=max(float(ds.attrs["budget_step"]) for ds in sets),
                 paper_budget=ctx.paper_budget(f"mirage-resolution-{key}"),
                 paper_n=ctx.paper_n(f"mirage-resolution-{key}"), **mine, **ctx.common(f"mirage-resolution-{key}"))))
@@ -614,8 +615,8 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             min_ratio=c["random_ratio"], **common, **ctx.common("mirage-random-lm"))))
         smallest = int(ds["subsample"].values[0])
         out.append(("mirage-resolution-lm", vd.jump_not_a_resolution_artefact(
-            runs_by_seed(ds["resolution_shift"].sel(subsample=smallest).values),
-            claim="1 (language models, resolution)", max_intervals=c["resolution_intervals"], subsample=smallest,
+            runs_by_seed(shift_in_widths(ds, "runs", smallest)), scale="rise widths",
+            claim="1 (language models, resolution)", max_shift=c["resolution_widths"], subsample=smallest,
             paper_n=ctx.paper_n("mirage-resolution-lm"), **common, **ctx.common("mirage-resolution-lm"))))
     return out
 
@@ -719,7 +720,7 @@ def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | No
 # the integer settings that pick cells (which S is large, from which S the bias is flat, how
 # many heads are "a few") are not thresholds of this kind and stay put.
 THRESHOLDS = ("alpha", "quartile_ratio", "abrupt_ratio", "coincidence_widths", "growth_ratio", "flat_ratio",
-              "min_speedup", "most_of_gap", "metric_factor", "random_ratio", "resolution_intervals")
+              "min_speedup", "most_of_gap", "metric_factor", "random_ratio", "resolution_widths")
 BELOW_ONE = ("alpha", "most_of_gap")  # a level and a fraction: moved only while they stay below 1
 
 

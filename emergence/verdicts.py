@@ -1393,20 +1393,21 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")
 
 
-def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_intervals: float,
+def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: str, max_shift: float,
                                    alpha: float, subsample: int, paper: str = "", n_boot: int = 2000,
                                    seed: int = 0, strata: np.ndarray | None = None, paper_n: int | None = None,
                                    trained: int | None = None, budget: float | None = None,
-                                   paper_budget: float | None = None) -> Verdict:
+                                   paper_budget: float | None = None, scale: str = "evaluation intervals") -> Verdict:
     """The jump is not an artefact of a small test set (Schaeffer et al. 2023): `shift[seed,
     unit]` is how far a test set of `subsample` examples puts a run's emergence from where the
-    whole evaluation set puts it, in evaluation intervals on the ln-step axis (median over drawn
-    sets; inf where the median set never shows it; NaN where the run never emerged). The seed
+    whole evaluation set puts it, on the ln-step axis in `scale` (evaluation intervals, or the
+    run's own rise width: `mirage_analysis.shift_in_widths`), the median over drawn sets; inf
+    where the median set never shows it; NaN where the run never emerged. The seed
     is the unit: each seed's median over its runs, bracketed by `row_median_bounds` (a tie
     between its two middle runs counts against the verdict being tested), and the statistic the
     median over seeds, its interval from order statistics (`median_order_interval`, a sign test
     over seeds).
-    reproduced: the interval's upper end at or below max_intervals (a small set dates the jump
+    reproduced: the interval's upper end at or below max_shift (a small set dates the jump
     as the full set does: it is sharp); not reproduced: the lower end above it (where a small
     set sees the jump depends on which examples it drew: the rise is gradual); inconclusive
     otherwise or when no run emerged (needs the paper profile where its `paper_n` seeds would
@@ -1428,9 +1429,9 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
     runs = int((~np.isnan(r)).sum())
     common = dict(claim=claim, statement=statement, paper=paper,
                   statistic=f"median over seeds of each seed's median emergence shift with {subsample} test examples "
-                            "(evaluation intervals)",
+                            f"({scale})",
                   estimate=est, interval=(lo, hi), n=seeds, censored=int(np.isinf(r).sum()), censored_of=runs,
-                  observations="units", detectable=f"a median shift away from {max_intervals:g} intervals once the "
+                  observations="units", detectable=f"a median shift away from {max_shift:g} {scale} once the "
                                                    f"interval excludes it ({runs} runs)")
     fewest = fewest_for_sign_test(alpha)
     longer = budget is not None and paper_budget is not None and paper_budget > budget
@@ -1445,14 +1446,14 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
             + ("" if verdict == "needs the paper profile" else ", so no profile here runs enough seeds with a run")))
     if runs == 0:
         return Verdict(**common, verdict="inconclusive", reason="no run emerged within the budget: a longer budget decides")
-    detail = (f"median shift {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] evaluation intervals with {subsample} examples over "
-              f"{seeds} seeds' {runs} runs (sharp at or below {max_intervals:g})")
-    if hi <= max_intervals:
+    detail = (f"median shift {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] {scale} with {subsample} examples over "
+              f"{seeds} seeds' {runs} runs (sharp at or below {max_shift:g})")
+    if hi <= max_shift:
         return Verdict(**common, verdict="reproduced", reason=detail)
-    if lo > max_intervals:
+    if lo > max_shift:
         return Verdict(**common, verdict="not reproduced",
                        reason=detail + ": a small test set dates the jump by which examples it drew")
     if not (math.isfinite(lo) or math.isfinite(hi)):
         return Verdict(**common, verdict="inconclusive", reason=detail + _too_few_for_sign_test(seeds, alpha))
-    verdict, tail = _more_seeds(est, (lo, hi), max_intervals, seeds, alpha, paper_n=paper_n)
+    verdict, tail = _more_seeds(est, (lo, hi), max_shift, seeds, alpha, paper_n=paper_n)
     return Verdict(**common, verdict=verdict, reason=detail + tail)

@@ -217,3 +217,34 @@ def test_the_automata_control_arm_is_read_from_the_same_cell_with_the_most_seeds
     other_lr = _automata_results(12, strengths=None, lr=0.01)                     # any other field differs
     assert seeds(sweep, {"other": other_lr})[0] == 4
     assert seeds(_automata_results(4, strengths=(3.0, 0.0)), {"wide": same})[0] == 12
+
+
+def test_the_resolution_shift_is_read_in_each_runs_own_rise_width():
+    import xarray as xr
+
+    from emergence.mirage_analysis import shift_in_widths
+    from emergence.verdicts import jump_not_a_resolution_artefact
+
+    # 6 seeds x 2 units; every shift is 3 evaluation intervals of 0.01 ln steps
+    shift = np.full((6, 2, 1), 3.0)
+    width = np.array([[0.1, 0.1]] * 6)                 # a rise over ten intervals: 0.3 of its width
+    metrics = ["accuracy", "cross_entropy"]
+    ds = xr.Dataset({"unit_resolution_shift": (("seed", "bit", "subsample"), shift),
+                     "whole_resolution_shift": (("seed", "subsample"), shift[:, 0]),
+                     "unit_width": (("unit_metric", "seed", "bit"), np.stack([width, width])),
+                     "unit_grid": (("unit_metric", "seed", "bit"), np.full((2, 6, 2), 0.01)),
+                     "unit_censored": (("unit_metric", "seed", "bit"), np.zeros((2, 6, 2), np.int8))},
+                    coords={"unit_metric": metrics, "subsample": [16]})
+    np.testing.assert_allclose(shift_in_widths(ds, "unit", 16), np.full((6, 2), 0.3))
+    # a unit whose accuracy rise was not fitted keeps its shift in intervals; the whole answer too
+    ds["unit_censored"][0, 0, 1] = 1
+    assert shift_in_widths(ds, "unit", 16)[0, 1] == 3.0
+    np.testing.assert_array_equal(shift_in_widths(ds, "whole", 16), np.full(6, 3.0))
+    # a rise narrower than its interval reads as one interval wide: the shift stays in intervals
+    ds["unit_width"][0] = 0.001
+    np.testing.assert_allclose(shift_in_widths(ds, "unit", 16)[1:], 3.0)
+    # the grid-tied rule and this one disagree on wide rises: three intervals is "not sharp" in
+    # intervals, 0.3 of the run's own jump is "sharp"
+    kw = dict(claim="1", statement="s", max_shift=1.0, alpha=0.1, subsample=16)
+    assert jump_not_a_resolution_artefact(shift[..., 0], **kw).verdict == "not reproduced"
+    assert jump_not_a_resolution_artefact(np.full((6, 2), 0.3), scale="rise widths", **kw).verdict == "reproduced"

@@ -131,7 +131,7 @@ def test_a_lead_inside_one_evaluation_interval_cannot_be_ordered(lead):
 
 
 def test_a_jump_that_small_test_sets_date_alike_is_not_a_resolution_artefact():
-    common = dict(subsample=16, max_intervals=1, **COMMON)
+    common = dict(subsample=16, max_shift=1, **COMMON)
     sharp = np.where(RNG.random((5, 12)) < 0.8, 0.0, 1.0)
     assert jump_not_a_resolution_artefact(sharp, **common).verdict == "reproduced"
     gradual = 3 + RNG.random((5, 12))
@@ -145,7 +145,7 @@ def test_a_jump_that_small_test_sets_date_alike_is_not_a_resolution_artefact():
 def test_the_resolution_rule_counts_seeds_not_runs():
     """Two seeds' five runs, shifts 0.95, 1, 1 (one seed) and 2.05, never (the other), the case
     the seed bootstrap read as [1, 1]: two seeds cannot decide a sign test at alpha 0.1."""
-    common = dict(subsample=16, max_intervals=1, **COMMON)
+    common = dict(subsample=16, max_shift=1, **COMMON)
     shift = np.full((12, 4), np.nan)
     shift[0, :2], shift[3, :3] = [2.05, 1.0], [np.inf, 0.95, 1.0]
     v = jump_not_a_resolution_artefact(shift, **common)
@@ -162,7 +162,7 @@ def test_the_resolution_rule_counts_seeds_not_runs():
 def test_runs_that_never_emerge_within_the_budget_say_so_and_whether_the_paper_profile_would_decide():
     shift = np.full((20, 9), np.nan)
     shift[0, :3], shift[1, :2] = [0.95, 1, 2.05], [1, np.inf]   # 5 of 180 runs emerged, in 2 seeds
-    kw = dict(subsample=16, max_intervals=1, trained=180, budget=1000, **COMMON)
+    kw = dict(subsample=16, max_shift=1, trained=180, budget=1000, **COMMON)
     v = jump_not_a_resolution_artefact(shift, paper_budget=10_000, paper_n=64, **kw)
     assert v.verdict == "needs the paper profile" and "5 of 180 runs emerged within 1,000 steps" in v.reason
     assert "trains 10,000 steps" in v.reason and v.n == 2
@@ -175,11 +175,11 @@ def test_runs_that_never_emerge_within_the_budget_say_so_and_whether_the_paper_p
 
 def test_a_seeds_tied_middle_runs_count_against_the_verdict_being_tested():
     # every seed has two runs sharp (1 interval) and two not (2): its median is anywhere in [1, 2]
-    tied = jump_not_a_resolution_artefact(np.tile([1.0, 1.0, 2.0, 2.0], (12, 1)), subsample=16, max_intervals=1,
+    tied = jump_not_a_resolution_artefact(np.tile([1.0, 1.0, 2.0, 2.0], (12, 1)), subsample=16, max_shift=1,
                                           **COMMON)
     assert tied.interval == (1.0, 2.0) and tied.verdict == "inconclusive"
     # with three sharp runs of four each seed's median is 1 either way
-    sharp = jump_not_a_resolution_artefact(np.tile([1.0, 1.0, 1.0, 2.0], (12, 1)), subsample=16, max_intervals=1,
+    sharp = jump_not_a_resolution_artefact(np.tile([1.0, 1.0, 1.0, 2.0], (12, 1)), subsample=16, max_shift=1,
                                            **COMMON)
     assert sharp.interval == (1.0, 1.0) and sharp.verdict == "reproduced"
 
@@ -200,7 +200,7 @@ def test_the_median_interval_is_scipys_and_covers_the_median_at_its_level():
 @pytest.mark.parametrize("rule, values, threshold, log", [
     (lambda v, paper_n: jump_survives_continuous_metrics(v, max_factor=2, paper_n=paper_n, **COMMON),
      np.exp(np.random.default_rng(3).uniform(np.log(0.8), np.log(5), (6, 10))), 2, True),
-    (lambda v, paper_n: jump_not_a_resolution_artefact(v, subsample=16, max_intervals=1, paper_n=paper_n, **COMMON),
+    (lambda v, paper_n: jump_not_a_resolution_artefact(v, subsample=16, max_shift=1, paper_n=paper_n, **COMMON),
      np.random.default_rng(0).uniform(0, 2.2, (6, 10)), 1, False),
     (lambda v, paper_n: recovers_most_of_gap(v, most=0.5, paper_n=paper_n, **COMMON),
      np.random.default_rng(0).uniform(0.1, 0.8, 9), 0.5, False),
@@ -261,9 +261,9 @@ def test_a_resolution_shift_whose_median_is_not_reached_still_says_what_would_de
     """Runs whose small test set never shows the jump (inf) leave the interval's upper end
     unbounded; the lower end, facing the threshold, still forecasts the seeds that decide it."""
     shift = np.array([[1.0], [1.0], [2.0], [3.0], [np.inf], [np.inf], [2.0], [1.0], [np.inf], [4.0], [np.nan], [np.nan]])
-    here = jump_not_a_resolution_artefact(shift, subsample=16, max_intervals=1, paper_n=None, **COMMON)
+    here = jump_not_a_resolution_artefact(shift, subsample=16, max_shift=1, paper_n=None, **COMMON)
     assert here.interval[1] == np.inf and here.verdict == "inconclusive"
     need = seeds_for_interval(here.estimate, here.interval, 1, here.n, COMMON["alpha"])
     assert here.n < need < 100 and f"~{need:,} seeds would" in here.reason
-    assert jump_not_a_resolution_artefact(shift, subsample=16, max_intervals=1, paper_n=need,
+    assert jump_not_a_resolution_artefact(shift, subsample=16, max_shift=1, paper_n=need,
                                           **COMMON).verdict == "needs the paper profile"

@@ -432,6 +432,9 @@ across-seed interquartile range of a unit's rise midpoint exceeds the median wit
 simulated with the threshold's spread, since the quartiles of a few seeds understate it); the precursor rule whether
 the loss's change point follows the attention's in most seeds (sign test over seeds) and more closely for a
 unit's own head than for another unit's (permutation within seeds), and it says "inconclusive" when the
-median lead is inside one evaluation interval. Each verdict above comes from its rule in emergence/verdicts.py,
+median lead is inside one evaluation interval. The resolution rule reads the figure's shifts in each run's
+own accuracy rise width (ln steps, never below one interval) and asks whether a small test set dates the jump
+within `claims.resolution_widths` of them: a tolerance of evaluation intervals would tighten with a denser
+grid while the jump stays what it is. Each verdict above comes from its rule in emergence/verdicts.py,
 applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the
 scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
