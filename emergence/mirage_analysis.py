@@ -378,10 +378,21 @@ def width_ratio(ds: xr.Dataset, continuous: str, discontinuous: str = "accuracy"
     return np.where(rose, ratio, np.nan)
 
 
-def resolved_width(ds: xr.Dataset) -> np.ndarray:
-    """Rise widths never below one evaluation interval (`Rise.resolved_width`); NaN where censored."""
-    w, g = ds["unit_width"].values, ds["unit_grid"].values
-    return np.where(ds["unit_censored"].values == 1, np.nan, np.where(np.isfinite(w), np.fmax(w, g), np.nan))
+def resolved_width(ds: xr.Dataset, level: str = "unit") -> np.ndarray:
+    """Rise widths never below one evaluation interval (`Rise.resolved_width`); NaN where censored.
+    `level`: the units' rises or the whole answer's."""
+    w, g = ds[f"{level}_width"].values, ds[f"{level}_grid"].values
+    return np.where(ds[f"{level}_censored"].values == 1, np.nan, np.where(np.isfinite(w), np.fmax(w, g), np.nan))
+
+
+def searched_once(ds: xr.Dataset, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rise midpoint, censored flag and resolved width [seed, 1] of each run's whole answer under
+    `metric`: the randomness rule's unit where one search serves every unit of a run (each cell
+    of the automata reads the same window, found once), so that the run, not its cells, is what
+    is timed across seeds."""
+    d = ds.sel(whole_metric=metric)
+    return (d["whole_midpoint"].values[:, None], d["whole_censored"].values[:, None],
+            resolved_width(d, "whole")[:, None])
 
 
 def shift_in_widths(ds: xr.Dataset, level: str, subsample: int) -> np.ndarray:

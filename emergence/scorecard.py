@@ -22,7 +22,8 @@ import yaml
 
 from emergence import verdicts as vd
 from emergence.analysis import jump_start
-from emergence.mirage_analysis import at_grid_fraction, resolved_width, runs_by_seed, shift_in_widths, width_ratio
+from emergence.mirage_analysis import (at_grid_fraction, resolved_width, runs_by_seed, searched_once, shift_in_widths,
+                                       width_ratio)
 from emergence.params import architecture_seeds
 from emergence.analysis import jump_widths
 from emergence.io import read_netcdf
@@ -574,6 +575,16 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         if not sets:
             continue
         cont = [ds.sel(unit_metric=continuous) for ds in sets]
+        # each bit of the linear map has a head of its own to find; every cell of the automata reads
+        # the one window, found once a run: there the run is the unit timed, and its head is paired
+        # against another seed's, since another cell's head is the same head
+        one_search = key == "automata"
+        if one_search:
+            found = [searched_once(ds, continuous) for ds in sets]
+            midpoints, censored, widths = ([f[i] for f in found] for i in range(3))
+        else:
+            midpoints = [d["unit_midpoint"].values for d in cont]
+            censored, widths = [d["unit_censored"].values for d in cont], [resolved_width(d) for d in cont]
         # the automata's state sizes may differ in seeds (one read with more): resampled apart
         mine = dict(common, strata=vd.seed_strata([ds.sizes["seed"] for ds in sets]))
         out.append((f"mirage-metric-{key}", vd.jump_survives_continuous_metrics(
@@ -582,14 +593,14 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             at_grid=at_grid_fraction(sets, continuous), paper_n=ctx.paper_n(f"mirage-metric-{key}"), **mine,
             **ctx.common(f"mirage-metric-{key}"))))
         out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
-            _by_seed([d["unit_midpoint"].values for d in cont]), _by_seed([d["unit_censored"].values for d in cont]),
-            _by_seed([resolved_width(d) for d in cont]), claim=f"1 ({label}, sharp and random)",
+            _by_seed(midpoints), _by_seed(censored), _by_seed(widths),
+            claim=f"1 ({label}, sharp and random{', one window a run' if one_search else ''})",
             min_ratio=c["random_ratio"], **mine, **ctx.common(f"mirage-random-{key}"))))
         out.append((f"mirage-precursor-{key}", vd.attention_moves_first(
             _by_seed([ds["attention_change_step"].values for ds in sets]),
             _by_seed([ds["loss_change_step"].values for ds in sets]), claim=f"2 ({label}, attention first)",
-            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"], **mine,
-            **ctx.common(f"mirage-precursor-{key}"))))
+            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"],
+            pair_across_seeds=one_search, **mine, **ctx.common(f"mirage-precursor-{key}"))))
         level = "unit" if all("unit_resolution_shift" in ds for ds in sets) else "whole"
         if all(f"{level}_resolution_shift" in ds for ds in sets):
             smallest = min(int(ds["subsample"].values[0]) for ds in sets)

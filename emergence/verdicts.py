@@ -1334,7 +1334,8 @@ def sharp_within_random_across(midpoint: np.ndarray, censored: np.ndarray, width
 
 def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, claim: str, statement: str,
                           alpha: float, resolution: float, paper: str = "", n_perm: int = 2000,
-                          n_boot: int = 2000, seed: int = 0, strata: np.ndarray | None = None) -> Verdict:
+                          n_boot: int = 2000, seed: int = 0, strata: np.ndarray | None = None,
+                          pair_across_seeds: bool = False) -> Verdict:
     """Precursors: the head's attention changes before its unit's loss. `attention_step[seed,
     unit]` is the change point of the unit's head's attention statistic (its parent mass),
     `loss_step[seed, unit]` that of the unit's loss; the lead is loss minus attention (steps).
@@ -1347,7 +1348,12 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     moves first everywhere at once); not reproduced: the loss moves first (the opposite sign
     test p < alpha); inconclusive otherwise, and whenever the median lead is within one
     evaluation interval (`resolution` steps): the grid cannot order the two.
-    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`)."""
+    `strata`: rows of different settings' seeds, resampled within each (`_seed_bootstrap`).
+    `pair_across_seeds`: where every unit of a run is learned by the same head (the automata's
+    cells all read one window), a unit's own head and another unit's are one head, and the
+    within-seed null cannot fail to match; the null then gives each unit the same unit's head
+    from another seed (rows permuted): a run's attention must be closer in time to its own loss
+    than another run's is."""
     a, l = np.atleast_2d(np.asarray(attention_step, float)), np.atleast_2d(np.asarray(loss_step, float))
     ok = np.isfinite(a) & np.isfinite(l)
     lead = np.where(ok, l - a, np.nan)
@@ -1375,11 +1381,20 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     def repaired(k: int) -> np.ndarray:  # k nulls: each seed's change points dealt to its units at random
         return np.nanmedian(np.abs(l - shuffled_rows(masked, k, rng)).reshape(k, -1), axis=1)
 
-    null = settled_null(repaired, n_perm, observed, alpha)
+    def across(k: int) -> np.ndarray:  # k nulls: each seed's units paired with another seed's heads
+        rows = np.argsort(rng.random((k, len(a))), axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a draw whose rows never overlap: NaN
+            return np.nanmedian(np.abs(l[None] - masked[rows]).reshape(k, -1), axis=1)
+
+    null = settled_null(across if pair_across_seeds else repaired, n_perm, observed, alpha)
+    null = null[np.isfinite(null)]
     p_pair = float((1 + np.sum(null <= observed)) / (1 + len(null)))
+    other = "another seed's" if pair_across_seeds else "another unit's"
     detail = (f"median lead {_fmt(est)} steps [{_fmt(lo)}, {_fmt(hi)}]; attention first in {int((nonzero > 0).sum())} "
               f"of {len(nonzero)} seeds ({len(per_seed) - len(nonzero)} tied; sign test p = {p_first:.3g}); own head {_fmt(observed)} steps from its unit "
-              f"against {_fmt(float(np.median(null)))} for another unit's (permutation p = {p_pair:.3g})")
+              f"against {_fmt(float(np.median(null)) if len(null) else math.nan)} for {other} "
+              f"(permutation p = {p_pair:.3g})")
     if abs(est) < resolution:
         return Verdict(**common, verdict="inconclusive",
                        reason=detail + f": within one evaluation interval ({resolution:g} steps), so the grid cannot "
@@ -1387,7 +1402,9 @@ def attention_moves_first(attention_step: np.ndarray, loss_step: np.ndarray, *, 
     if p_first < alpha and p_pair < alpha:
         return Verdict(**common, verdict="reproduced", reason=detail)
     if p_first < alpha:
-        return Verdict(**common, verdict="partly", reason=detail + ": first, but not specifically its own unit's head")
+        return Verdict(**common, verdict="partly", reason=detail + (
+            ": first, but no closer to its own run's loss than to another seed's" if pair_across_seeds
+            else ": first, but not specifically its own unit's head"))
     if p_after < alpha:
         return Verdict(**common, verdict="not reproduced", reason=detail + ": the loss moves first")
     return Verdict(**common, verdict="inconclusive", reason=detail + ": more seeds decide")

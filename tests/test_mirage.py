@@ -248,3 +248,20 @@ def test_the_resolution_shift_is_read_in_each_runs_own_rise_width():
     kw = dict(claim="1", statement="s", max_shift=1.0, alpha=0.1, subsample=16)
     assert jump_not_a_resolution_artefact(shift[..., 0], **kw).verdict == "not reproduced"
     assert jump_not_a_resolution_artefact(np.full((6, 2), 0.3), scale="rise widths", **kw).verdict == "reproduced"
+
+
+def test_a_run_searched_once_is_timed_once():
+    import xarray as xr
+
+    from emergence.mirage_analysis import WHOLE_METRICS, searched_once
+
+    n = len(WHOLE_METRICS)
+    ds = xr.Dataset({"whole_midpoint": (("whole_metric", "seed"), np.tile([6.0, 7.0, 8.0], (n, 1))),
+                     "whole_width": (("whole_metric", "seed"), np.tile([0.2, 0.01, 0.3], (n, 1))),
+                     "whole_grid": (("whole_metric", "seed"), np.full((n, 3), 0.05)),
+                     "whole_censored": (("whole_metric", "seed"), np.tile([0, 0, 1], (n, 1)).astype(np.int8))},
+                    coords={"whole_metric": list(WHOLE_METRICS)})
+    mid, cen, width = searched_once(ds, "cross_entropy")
+    assert mid.shape == cen.shape == width.shape == (3, 1)
+    np.testing.assert_array_equal(mid[:, 0], [6.0, 7.0, 8.0])
+    np.testing.assert_array_equal(width[:, 0], [0.2, 0.05, np.nan])   # never below the grid; censored: none

@@ -121,6 +121,27 @@ def test_a_global_attention_shift_first_is_only_partly_a_precursor():
     assert attention_moves_first(attention, loss, resolution=50, n_perm=500, **COMMON).verdict == "partly"
 
 
+def test_one_head_for_every_unit_is_paired_against_another_seeds_head():
+    # the automata: every cell of a run is read through the one window head, so its change point
+    # is one per run; runs find it at random times, and each run's cells fall 100-200 steps later
+    rng = np.random.default_rng(7)
+    found = rng.uniform(300, 3000, (12, 1))
+    attention = np.repeat(found, 16, axis=1)
+    loss = attention + rng.uniform(100, 200, attention.shape)
+    # within a seed another cell's head is the same head: the pairing cannot pass by construction
+    assert attention_moves_first(attention, loss, resolution=50, n_perm=500, **COMMON).verdict == "partly"
+    across = attention_moves_first(attention, loss, resolution=50, n_perm=500, pair_across_seeds=True, **COMMON)
+    assert across.verdict == "reproduced" and "another seed's" in across.reason
+    # runs that all find the window at the same step: another seed's head is as close, so only partly
+    same = np.full((12, 16), 1000.0)
+    loss_same = same + rng.uniform(100, 200, same.shape)
+    v = attention_moves_first(same, loss_same, resolution=50, n_perm=500, pair_across_seeds=True, **COMMON)
+    assert v.verdict == "partly" and "no closer to its own run's loss" in v.reason
+    # the loss first is refuted whichever null pairs the heads
+    assert attention_moves_first(loss, attention, resolution=50, n_perm=500, pair_across_seeds=True,
+                                 **COMMON).verdict == "not reproduced"
+
+
 @pytest.mark.parametrize("lead", [0, 20])
 def test_a_lead_inside_one_evaluation_interval_cannot_be_ordered(lead):
     loss = _loss_steps()

@@ -344,12 +344,16 @@ tidy(fig)
 
 # %%
 #| label: fig-mirage-precursor
-#| fig-cap: "Lead of each unit's head's attention over its loss (x-axis): the change point of the loss minus that of the parent mass of the head with the most final mass on the unit's ground-truth parents (positive: the attention moved first), for its own head (blue) and for the heads of the other units of the same seed (grey, the null); one panel per synthetic task. Change points are the exact single mean shift of each curve (ruptures); units whose loss never fell are left out."
+#| fig-cap: "Lead of each unit's head's attention over its loss (x-axis): the change point of the loss minus that of the parent mass of the head with the most final mass on the unit's ground-truth parents (positive: the attention moved first), for its own head (blue) and for the heads of the other units of the same seed (grey, the null; for the automata, whose cells all read one window head, the same cell's head in the other seeds); one panel per synthetic task. Change points are the exact single mean shift of each curve (ruptures); units whose loss never fell are left out."
 fig, axes = panels(len(synthetic), width=3.8)
 for ax, (name, ds) in zip(axes[0], synthetic.items()):
     a, l = ds["attention_change_step"].values, ds["loss_change_step"].values
     own = (l - a)[np.isfinite(l - a)]
-    other = np.concatenate([(l[k][:, None] - a[k][None, :])[~np.eye(a.shape[1], dtype=bool)] for k in range(len(a))])
+    if ds.attrs["task"] == "cellular_automata":  # one window head for every cell: the null is another seed's
+        other = np.concatenate([(l[k] - a[j]) for k in range(len(a)) for j in range(len(a)) if j != k])
+    else:
+        other = np.concatenate([(l[k][:, None] - a[k][None, :])[~np.eye(a.shape[1], dtype=bool)]
+                                for k in range(len(a))])
     other = other[np.isfinite(other)]
     ax.set_title(label(ds), fontsize=9)
     if not own.size:
@@ -357,7 +361,8 @@ for ax, (name, ds) in zip(axes[0], synthetic.items()):
         continue
     bins = np.linspace(min(np.r_[own, other, -1].min(), -100), max(np.r_[own, other, 1].max(), 100), 25)
     if other.size:
-        ax.hist(other, bins=bins, density=True, color="0.7", label="another unit's head")
+        ax.hist(other, bins=bins, density=True, color="0.7",
+                label="another seed's head" if ds.attrs["task"] == "cellular_automata" else "another unit's head")
     if own.size:
         ax.hist(own, bins=bins, density=True, color="C0", alpha=0.7, label="its own head")
     ax.axvline(0, color="k", lw=1)
@@ -432,7 +437,10 @@ across-seed interquartile range of a unit's rise midpoint exceeds the median wit
 simulated with the threshold's spread, since the quartiles of a few seeds understate it); the precursor rule whether
 the loss's change point follows the attention's in most seeds (sign test over seeds) and more closely for a
 unit's own head than for another unit's (permutation within seeds), and it says "inconclusive" when the
-median lead is inside one evaluation interval. The resolution rule reads the figure's shifts in each run's
+median lead is inside one evaluation interval. The automata's cells all read one window, found once in a
+run: there the randomness rule times each run's whole answer (one unit a run, not its cells, which rise
+together), and the precursor rule pairs a run's loss against another seed's head, since another cell's head
+is the same head. The resolution rule reads the figure's shifts in each run's
 own accuracy rise width (ln steps, never below one interval) and asks whether a small test set dates the jump
 within `claims.resolution_widths` of them: a tolerance of evaluation intervals would tighten with a denser
 grid while the jump stays what it is. Each verdict above comes from its rule in emergence/verdicts.py,
