@@ -343,6 +343,12 @@ def capability_abruptness(jumps: np.ndarray, caps: list[str], ctx: Context) -> V
                                                                         for cap, p in zip(caps, parts)))
 
 
+def in_context_capabilities(caps: list[str]) -> list[str]:
+    """The capabilities learned from the prompt itself (a repeated span, a cycle of any period):
+    those claim 9 says pre-pretraining speeds up."""
+    return [cap for cap in caps if cap == "spans" or cap.startswith("patterns")]
+
+
 def top_head_sharpening(ds: xr.Dataset, i: int, k: int) -> float:
     """One patched run's (capability i, seed k) entropy change of its top head minus the median
     change of the other heads. The head is ranked on one half of the prompts and its entropy
@@ -440,7 +446,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
     # claim 9: each structured pre-pretraining task against the from-scratch twin (the paper's
     # comparison) and against the control (i.i.d. random tokens, same alphabet and steps), each
     # task's test at alpha / (number of tasks) so that "Dyck or NCA" keeps alpha
-    in_context = [cap for cap in caps if cap in ("spans", "patterns")]
+    in_context = in_context_capabilities(caps)
     twins = {m.split("+")[1]: m for m in models if "+" in m}
     structured = [t for t in twins if t != "random"]
     if structured and in_context:

@@ -237,3 +237,30 @@ def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path
     grown = build(three, tmp_path / "scratch")
     assert len(steps) == 8
     assert files(grown) == files(build(three, tmp_path / "cold"))
+
+
+def test_a_pattern_probe_of_one_period_holds_only_cycles_of_that_period():
+    from emergence.config import ConfigError, validate
+    from emergence.tasks import corpus as cp
+
+    params = load_params(profile="smoke")
+    corpus = params["language_model"]["corpus"]
+    vocab = lm.vocab_of(corpus)
+    for period in (2, 3):
+        prompts, answers = lm_probes.period_probe_set(period, 16, vocab, corpus)
+        assert prompts.shape == (16, corpus["pattern_length"]) and len(set(map(tuple, prompts))) == 16
+        # a cycle of that many tokens: the answer is the token `period` back
+        assert (answers == prompts[:, -period]).all()
+        assert (prompts[:, period:] == prompts[:, :-period]).all()
+        if period == 3:
+            assert (prompts[:, 2:] != prompts[:, :-2]).any()   # not cycles of two in disguise
+    # the first n of a period are the same however many of the mixed probes it took to find them
+    small, _ = lm_probes.period_probe_set(3, 4, vocab, corpus)
+    np.testing.assert_array_equal(small, lm_probes.period_probe_set(3, 16, vocab, corpus)[0][:4])
+    probes = lm_probes.make_probes(corpus, {"kinds": ["spans", "patterns_period2"], "n_prompts": 8})
+    assert list(probes) == ["spans", "patterns_period2"]
+    assert lm_probes.probe_kinds(corpus) == [*cp.PROBES, "patterns_period2", "patterns_period3"]
+    # a period the corpus never writes stops validation, naming the key and what it allows
+    params["language_model"]["probes"]["kinds"] = ["patterns_period4"]
+    with pytest.raises(ConfigError, match=r"language_model\.probes\.kinds: names from .*patterns_period3"):
+        validate(params)

@@ -3,7 +3,7 @@ search, and head-level attention patching across each bracket (claims 1-3 at CPU
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
@@ -20,15 +20,28 @@ from emergence.tasks import corpus as cp
 from emergence.train import TrainArgs, load_checkpoint
 
 
+# Pattern completion of one cycle period (patterns_period2, ...): cycles of period 2 and 3 are two
+# skills, learned at different steps, so a probe that mixes them climbs in two steps and reads as
+# gradual (claim 1's abruptness); each period is its own capability.
+PERIOD_PROBE = "patterns_period"
+
+
+def probe_kinds(corpus: dict) -> list[str]:
+    """The capabilities a probe set can name: the corpus's probes and one pattern probe a period."""
+    return [*cp.PROBES, *(f"{PERIOD_PROBE}{period}" for period in range(2, corpus["max_period"] + 1))]
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProbeArgs:
-    kinds: list[Literal[cp.PROBES]]
+    kinds: list[str]  # from probe_kinds (checked against the corpus by LanguageModelArgs)
     n_prompts: int = number(1, 100_000)
     solved_accuracy: float = number(0.0, 1.0)
 
     def check(self, key: str) -> None:
         if not self.kinds:
-            raise ConfigError(f"{key}.kinds: at least one of {list(cp.PROBES)}")
+            raise ConfigError(f"{key}.kinds: at least one of {list(cp.PROBES)} or {PERIOD_PROBE}<period>")
+        if len(set(self.kinds)) != len(self.kinds):
+            raise ConfigError(f"{key}.kinds: each capability once, got {self.kinds}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +77,11 @@ class LanguageModelArgs:
             if n > alphabet:
                 raise ConfigError(f"{key}.pretraining.{name}: {task} is written with the synthetic tokens, so it "
                                   f"needs {key}.corpus.synthetic_tokens >= {n} (got {alphabet})")
+        allowed = probe_kinds(asdict(self.corpus))
+        unknown = [k for k in self.probes.kinds if k not in allowed]
+        if unknown:
+            raise ConfigError(f"{key}.probes.kinds: names from {allowed} (periods 2..{key}.corpus.max_period), "
+                              f"got {unknown}")
         if self.corpus.longest_prompt > self.seq_len:
             raise ConfigError(f"{key}.seq_len: the longest probe prompt has {self.corpus.longest_prompt} tokens, "
                               f"got {self.seq_len}")
@@ -85,10 +103,23 @@ def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]], per_pro
     return out
 
 
+def period_probe_set(period: int, n: int, vocab, corpus: dict) -> tuple[np.ndarray, np.ndarray]:
+    """n held-out pattern-completion probes whose cycle has `period` tokens: the first n of that
+    period among the corpus's pattern probes (drawn in its fixed order, as many as it takes)."""
+    drawn = n
+    while True:
+        prompts, answers, keys = cp.probe_set("patterns", drawn, vocab, corpus, seed=0)
+        mine = [i for i, key in enumerate(keys) if len(key.split(":", 1)[1].split()) == period]
+        if len(mine) >= n:
+            return prompts[mine[:n]], answers[mine[:n]]
+        drawn *= 2   # cp.probe_set says so where the held-out patterns run out
+
+
 def make_probes(corpus: dict, probe_params: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     vocab = vocab_of(corpus)
-    return {kind: cp.probe_set(kind, probe_params["n_prompts"], vocab, corpus, seed=0)[:2]
-            for kind in probe_params["kinds"]}
+    n = probe_params["n_prompts"]
+    return {kind: period_probe_set(int(kind[len(PERIOD_PROBE):]), n, vocab, corpus) if kind.startswith(PERIOD_PROBE)
+            else cp.probe_set(kind, n, vocab, corpus, seed=0)[:2] for kind in probe_params["kinds"]}
 
 
 def probe_checkpoints(checkpoints: dict[int, object], probes: dict) -> xr.Dataset:

@@ -34,7 +34,7 @@ from emergence import analysis as an
 from emergence.paper_reference import load_figures
 from emergence.patching import head_label
 from emergence.survival import km_median, km_survival
-from emergence.scorecard import lm_jump_ratio
+from emergence.scorecard import in_context_capabilities, lm_jump_ratio
 from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
@@ -208,7 +208,7 @@ table(pd.DataFrame(rows), index=False)
 # %%
 #| label: fig-lm-pretraining
 #| fig-cap: "Left: fraction of seeds that have solved each in-context capability against step (one minus the Kaplan-Meier survival, seeds never solved censored at the budget), for the from-scratch model and each pre-pretrained twin; the control twin (+random) dashed. Right: the same models' held-out corpus loss during the corpus phase (median over seeds; thin lines: single seeds), where a longer plateau shows as a later fall."
-in_context = [c for c in caps if c in ("spans", "patterns")]
+in_context = in_context_capabilities(caps)
 if pretrained and in_context:
     twinned = [m.split("+")[0] for m in pretrained][:1] + pretrained
     fig, axes = plt.subplots(1, len(in_context) + 1, figsize=(4.4 * (len(in_context) + 1), 3.6), squeeze=False)
