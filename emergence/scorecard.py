@@ -138,6 +138,10 @@ class Context:
     def paper_budget(self, key: str) -> float | None:
         return self.paper[key].get("budget")
 
+    def paper_setting(self, key: str) -> dict:
+        """Parameter -> the values the paper states claim `key` at ({}: not tied to one)."""
+        return self.paper[key].get("setting", {})
+
 
 # --- linear map (claims 1, 2) -------------------------------------------------------------
 
@@ -477,6 +481,14 @@ def _any_of(parts: list[Verdict], claim: str, common: dict) -> Verdict:
 
 # --- architectures (claim 8) -------------------------------------------------------------------
 
+def mixer_profile_setting(params: dict, task: str) -> dict[str, list]:
+    """The task settings a profile's mixer comparison runs: parameter -> its values."""
+    sweep = params["sweeps"]["mixers"][task]
+    if task == "linear_map":
+        return {"state_size": [sweep["state_size"]], "sparsity": list(sweep["sparsities"])}
+    return {"state_size": list(sweep["state_sizes"]), "n_rules": [params["cellular_automata"]["task"]["n_rules"]]}
+
+
 def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     c, out = ctx.c, []
     archs = list(dict.fromkeys(str(a) for a in sm["architecture"].values))
@@ -533,20 +545,39 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
         return vd.by_time_or_loss(time, loss, claim=claim, statement=statement, paper=common.get("paper", ""),
                                   time_name="emergence")
 
+    def task_config(task: str, setting: str) -> dict:
+        cells = _cells(sm, task=task, setting=setting)
+        return json.loads(str(sm["task_config"].values[cells[0]])) if cells and "task_config" in sm else {}
+
+    def at_paper(key: str, v: Verdict, task: str, used: list[str]) -> Verdict:
+        """`v` where its settings are the paper's; else no verdict against the paper
+        (`vd.at_the_papers_setting`), deferred to the paper profile where that runs them."""
+        paper = ctx.paper_setting(key)
+        if not paper or "task_config" not in sm:
+            return v
+        runs = ctx.paper_profile is not None and all(
+            any(value in paper[k] for value in values) for k, values in mixer_profile_setting(ctx.paper_profile,
+                                                                                              task).items()
+            if k in paper)
+        return vd.at_the_papers_setting(v, used=[task_config(task, s) for s in used], paper=paper,
+                                        profile_runs_it=runs)
+
     if mlp is not None:
         lm_settings = settings["linear_map"]
         # "~10x faster" is a statement about time: emergence only
-        for row in (compare("mixer-faster", mlp, reference, "linear_map", "emergence", "8 (Mixer, linear map)",
-                            f"KM median emergence, {reference} over {mlp}", only=lm_settings[:1],
-                            min_ratio=c["min_speedup"]),
-                    compare("mixer-sparser", mlp, reference, "linear_map", "solved", "8 (Mixer, sparser maps)",
-                            f"KM median time to solve, {reference} over {mlp}", only=lm_settings[1:])):
+        for row, used in ((compare("mixer-faster", mlp, reference, "linear_map", "emergence", "8 (Mixer, linear map)",
+                                   f"KM median emergence, {reference} over {mlp}", only=lm_settings[:1],
+                                   min_ratio=c["min_speedup"]), lm_settings[:1]),
+                          (compare("mixer-sparser", mlp, reference, "linear_map", "solved", "8 (Mixer, sparser maps)",
+                                   f"KM median time to solve, {reference} over {mlp}", only=lm_settings[1:]),
+                           lm_settings[1:])):
             if row is not None:
-                out.append(row)
+                out.append((row[0], at_paper(row[0], row[1], "linear_map", used)))
         worse_on_ca = time_or_loss("mixer-automata", reference, mlp, ("cellular_automata",), "8 (Mixer, automata)",
                                    ctx.common("mixer-automata")["statement"], ctx.common("mixer-automata"))
         if worse_on_ca is not None:
-            out.append(("mixer-automata", worse_on_ca))
+            out.append(("mixer-automata", at_paper("mixer-automata", worse_on_ca, "cellular_automata",
+                                                   settings["cellular_automata"])))
     parts = [v for a in archs if a not in (reference, mlp)
              for v in [time_or_loss("recurrent-mixers", reference, a, ("linear_map", "cellular_automata"), f"8 ({a})",
                                     f"{a} underperforms the transformer", {})] if v is not None]
@@ -888,16 +919,18 @@ def read_result(path: Path) -> xr.Dataset | dict[str, xr.Dataset]:
 # not report), counted apart so that a verdict on them is never read as one on the paper.
 KINDS = ("paper", "extension", "control")
 PAPER_CLAIM_FIELDS = {"statement": str, "paper": str, "budget": (int, type(None)), "kind": str}
+OPTIONAL_FIELDS = {"setting": dict}  # parameter -> the values the paper states the claim at
 
 
 def read_paper_claims(path: Path) -> dict:
     """The rows' statements (data/paper/claims.yaml), each with the fields PAPER_CLAIM_FIELDS
-    names and a `kind` from KINDS; anything else stops with the row and the field named."""
+    names, a `kind` from KINDS, and where given a `setting` of lists; anything else stops with
+    the row and the field named."""
     rows = yaml.safe_load(Path(path).read_text())
     for key, row in rows.items():
         fields = row if isinstance(row, dict) else {}
         missing = sorted(set(PAPER_CLAIM_FIELDS) - set(fields))
-        unknown = sorted(set(fields) - set(PAPER_CLAIM_FIELDS))
+        unknown = sorted(set(fields) - set(PAPER_CLAIM_FIELDS) - set(OPTIONAL_FIELDS))
         if missing or unknown:
             raise ValueError(f"{path}: {key}: fields {sorted(PAPER_CLAIM_FIELDS)}"
                              + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
@@ -906,6 +939,9 @@ def read_paper_claims(path: Path) -> dict:
                 raise ValueError(f"{path}: {key}.{field}: {kind}, got {fields[field]!r}")
         if fields["kind"] not in KINDS:
             raise ValueError(f"{path}: {key}.kind: one of {list(KINDS)}, got {fields['kind']!r}")
+        setting = fields.get("setting", {})
+        if not isinstance(setting, dict) or not all(isinstance(v, list) and v for v in setting.values()):
+            raise ValueError(f"{path}: {key}.setting: parameter -> a non-empty list of values, got {setting!r}")
     return rows
 
 

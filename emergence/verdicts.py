@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import asdict, dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -770,6 +770,31 @@ def every_seed_solves(arm: Arm, *, claim: str, statement: str, budget: float, pa
     return Verdict(**common, verdict="needs the paper profile",
                    reason=f"{n - k} of {n} seeds unsolved within {budget:,.0f} steps; the paper's statement is for "
                           f"{paper_budget:,.0f}")
+
+
+def at_the_papers_setting(v: Verdict, *, used: Sequence[Mapping[str, object]], paper: Mapping[str, Sequence],
+                          profile_runs_it: bool) -> Verdict:
+    """A verdict against the paper counts only where it was decided at a setting the paper makes
+    the claim at. `used`: the task settings the verdict read (each a mapping of task parameters);
+    `paper`: parameter -> the values the paper states the claim at (data/paper/claims.yaml
+    `setting`). Where a setting read lies outside the paper's, "not reproduced" becomes "needs
+    the paper profile" if that profile runs the paper's setting (`profile_runs_it`), else
+    "inconclusive", its reason naming both settings: a comparison at a sparsity, a rule count or
+    a model the paper does not use cannot refute it. Any other verdict stands, its reason naming
+    the setting it was decided at."""
+    outside = [{k: s.get(k) for k in paper if s.get(k) not in paper[k]} for s in used]
+    outside = [o for o in outside if o]
+    if not outside:
+        return v
+    where = "; ".join(", ".join(f"{k} = {value}" for k, value in o.items()) for o in outside)
+    papers = ", ".join(f"{k} = {' / '.join(map(str, values))}" for k, values in paper.items())
+    note = f"decided at {where}, where the paper states it at {papers}"
+    if v.verdict != "not reproduced":
+        return replace(v, reason=f"{v.reason} ({note})")
+    return replace(v, verdict="needs the paper profile" if profile_runs_it else "inconclusive",
+                   reason=f"{note}, so it is no verdict against the paper"
+                          + (", and the paper profile runs the paper's setting" if profile_runs_it else "")
+                          + f" (here: not reproduced; {v.reason})")
 
 
 def recovers_most_of_gap(recovery: Sequence[float], *, claim: str, statement: str, most: float, alpha: float,

@@ -29,13 +29,15 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
         cfg = ModelConfig(**json.loads(ds.attrs["model_config"]))
         chance = float(ds.attrs.get("chance_accuracy", 0.5))
         rows.append((ds.attrs["cell"], task, ds.attrs["setting"], ds.attrs["architecture"], cfg.mixer,
-                     parameter_count(cfg), cfg.d_mlp, cfg.n_head, chance))
-    columns = list(zip(*rows)) if rows else [[] for _ in range(9)]
+                     parameter_count(cfg), cfg.d_mlp, cfg.n_head, chance,
+                     json.dumps(json.loads(ds.attrs["config"])[task]["task"], sort_keys=True)))
+    columns = list(zip(*rows)) if rows else [[] for _ in range(10)]
     data = {key: np.array(values, dtype=str) for key, values in zip(("task", "setting", "architecture", "mixer"),
                                                                      columns[1:5])}
     data.update({key: np.array(values, dtype=np.int64) for key, values in zip(("n_params", "d_mlp", "n_head"),
                                                                               columns[5:8])})
     data["chance_accuracy"] = np.array(columns[8], dtype=float)
+    data["task_config"] = np.array(columns[9], dtype=str)  # the cell's task section: which setting a rule read
     sweep = params["sweeps"][SWEEP]
     return summary_dataset(analysed, list(columns[0]), data,
                            {"experiment": f"sweep:{SWEEP}", "analysis": {t: params[t]["analysis"] for t in TASKS},

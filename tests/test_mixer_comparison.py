@@ -1,3 +1,4 @@
+import json
 import numpy as np
 import pytest
 
@@ -211,6 +212,10 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
     j = list(s["cell"].values).index("linear_map-S06_s02-transformer")
     assert s["d_mlp"].values[i] != s["d_mlp"].values[j]
     assert abs(int(s["n_params"].values[i]) - int(s["n_params"].values[j])) <= 0.1 * int(s["n_params"].values[j])
+    # each cell says which task setting it ran, for the rules that must know whether it is the paper's
+    assert json.loads(str(s["task_config"].values[i]))["sparsity"] == 2
+    k = list(s["cell"].values).index("cellular_automata-S004-transformer")
+    assert json.loads(str(s["task_config"].values[k]))["n_rules"] == p["cellular_automata"]["task"]["n_rules"]
 
 
 def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):

@@ -393,6 +393,7 @@ def test_every_row_says_whose_claim_it_tests_and_the_tallies_count_them_apart():
     (lambda row: row.update(kind="ours"), "mirage-random-automata.kind: one of ['paper', 'extension', 'control']"),
     (lambda row: row.pop("kind"), "mirage-random-automata: fields"),
     (lambda row: row.update(source="blog"), "unknown ['source']"),
+    (lambda row: row.update(setting={"sparsity": 3}), "mirage-random-automata.setting: parameter -> a non-empty list"),
 ])
 def test_a_claims_file_with_a_bad_row_stops_naming_it(tmp_path, edit, message):
     import yaml
@@ -418,3 +419,42 @@ def test_the_sharpening_head_is_ranked_on_one_half_of_the_prompts_and_measured_o
     # a result from before the split: ranked and measured on every prompt, as it was
     old = ds.drop_vars(["ranking_delta_p", "held_out_entropy_old", "held_out_entropy_new"])
     assert sc.top_head_sharpening(old, 0, 0) == pytest.approx(-2.0)
+
+
+def mixer_summary(setting: str, task_config: dict | None, mixer_step: float, transformer_step: float, n_seed=8):
+    """A mixer-comparison summary of one linear-map setting: the Mixer and the transformer
+    emerging at about the given steps (budget 3000)."""
+    spread = np.linspace(0.9, 1.1, n_seed)
+    data = {}
+    for what in ("emergence", "solved", "plateau_end"):
+        data[f"{what}_step"] = (("cell", "seed"), np.array([mixer_step * spread, transformer_step * spread]))
+        data[f"{what}_censored"] = (("cell", "seed"), np.zeros((2, n_seed), np.int8))
+    data.update({"task": (("cell",), np.array(["linear_map"] * 2)), "setting": (("cell",), np.array([setting] * 2)),
+                 "architecture": (("cell",), np.array(["mlp_mixer", "transformer"])),
+                 "mixer": (("cell",), np.array(["mlp_mixer", "attention"])),
+                 "budget_step": (("cell",), np.full(2, 3000)),
+                 "final_output_loss": (("cell", "seed"), np.zeros((2, n_seed)))})
+    if task_config is not None:
+        data["task_config"] = (("cell",), np.array([json.dumps(task_config)] * 2))
+    return xr.Dataset(data)
+
+
+def test_a_mixer_verdict_against_the_paper_needs_the_papers_sparsity():
+    claims = dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=200)
+    paper_profile = load_params(profile="paper")
+    ctx = sc.Context(claims, PAPER, paper_profile)
+    slower = {"state_size": 16, "sparsity": 2}
+    rows = by_id(sc.mixer_claims(mixer_summary("S16_s02", slower, 1600, 800), ctx))
+    # the Mixer twice as slow at s = 2, which the paper does not use: deferred to the paper profile (s = 3 5 7)
+    assert rows["mixer-faster"].verdict == "needs the paper profile"
+    assert "decided at sparsity = 2" in rows["mixer-faster"].reason
+    # at the paper's s = 3 the same numbers refute it
+    at_three = by_id(sc.mixer_claims(mixer_summary("S16_s03", dict(slower, sparsity=3), 1600, 800), ctx))
+    assert at_three["mixer-faster"].verdict == "not reproduced"
+    # a summary from before the cells said their setting is read as it was
+    assert by_id(sc.mixer_claims(mixer_summary("S16_s02", None, 1600, 800), ctx))["mixer-faster"].verdict \
+        == "not reproduced"
+    # a profile whose mixer comparison never runs the paper's setting leaves it inconclusive
+    paper_profile["sweeps"]["mixers"]["linear_map"]["sparsities"] = [2]
+    assert by_id(sc.mixer_claims(mixer_summary("S16_s02", slower, 1600, 800), sc.Context(claims, PAPER, paper_profile))
+                 )["mixer-faster"].verdict == "inconclusive"

@@ -577,6 +577,31 @@ def test_gap_recovery_holds_fails_and_cannot_be_decided():
     assert recovers_most_of_gap([0.9] * 4, **kw).verdict == "inconclusive"
 
 
+def test_a_verdict_against_the_paper_counts_only_at_the_papers_setting():
+    from emergence.verdicts import Verdict, at_the_papers_setting
+
+    base = dict(claim="8", statement="s", paper="", statistic="x", estimate=0.5, interval=(0.0, 1.7), n=8, censored=2,
+                detectable="d", reason="the Mixer 2x slower")
+    refuted, held = Verdict(**base, verdict="not reproduced"), Verdict(**base, verdict="reproduced")
+    paper = {"state_size": [16], "sparsity": [3]}
+    off = [{"state_size": 16, "sparsity": 2, "n_rules": 4}]
+    # at a sparsity the paper does not use: no verdict against it, deferred to the paper profile where it runs s = 3
+    v = at_the_papers_setting(refuted, used=off, paper=paper, profile_runs_it=True)
+    assert v.verdict == "needs the paper profile"
+    assert v.reason.startswith("decided at sparsity = 2, where the paper states it at state_size = 16, sparsity = 3")
+    assert "the Mixer 2x slower" in v.reason
+    assert at_the_papers_setting(refuted, used=off, paper=paper, profile_runs_it=False).verdict == "inconclusive"
+    # at the paper's setting a refutation stands, and nothing is said
+    assert at_the_papers_setting(refuted, used=[{"state_size": 16, "sparsity": 3}], paper=paper,
+                                 profile_runs_it=True) == refuted
+    # one setting of several off the paper's is enough to withhold it
+    both = [{"state_size": 16, "sparsity": 3}, {"state_size": 16, "sparsity": 2}]
+    assert at_the_papers_setting(refuted, used=both, paper=paper, profile_runs_it=True).verdict != "not reproduced"
+    # any other verdict stands, naming where it was decided
+    kept = at_the_papers_setting(held, used=off, paper=paper, profile_runs_it=True)
+    assert kept.verdict == "reproduced" and "(decided at sparsity = 2" in kept.reason
+
+
 def test_gap_recovery_below_the_all_heads_ceiling_cannot_pass_and_says_so():
     kw = dict(claim="3", statement="s", most=0.5, alpha=ALPHA)
     few = [0.1, 0.2, 0.15, 0.3, 0.05, 0.25]   # the top heads alone: below 'most' in every seed
