@@ -221,11 +221,15 @@ def test_every_final_loss_comparison_can_reach_its_level(profile):
 def test_the_paper_profiles_unit_counts_come_from_its_own_overlay():
     """claims_scorecard depends on profiles/paper.yaml for these counts, so the overlay must set
     every one of them itself (a value merged in from params.yaml would change unseen)."""
-    overlay = sc.read_paper_claims(sc.Path(__file__).resolve().parent.parent / "profiles" / "paper.yaml")
+    import yaml
+    overlay = yaml.safe_load((sc.Path(__file__).resolve().parent.parent / "profiles" / "paper.yaml").read_text())
     merged = load_params(profile="paper")
     assert set(sc.UNITS_ON_PROFILE) <= set(PAPER)
     for key, count in sc.UNITS_ON_PROFILE.items():
         assert count(overlay) == count(merged) > 0, key
+    # and the mixer settings the scorecard checks the paper's setting against
+    for task in ("linear_map", "cellular_automata"):
+        assert sc.mixer_profile_setting(overlay, task) == sc.mixer_profile_setting(merged, task), task
     default = load_params(profile="default")
     # the language models' abruptness counts (size, seed) runs
     assert sc.UNITS_ON_PROFILE["lm-abrupt"](default) == (default["language_model"]["train"]["n_seeds"]
