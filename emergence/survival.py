@@ -8,6 +8,13 @@ scipy.stats.logrank. scipy has no stratified log-rank, so `stratified_logrank` s
 stratum's observed-minus-expected events and their variances (an event-less stratum adds
 nothing to either, unlike a Stouffer sum of per-stratum z, where it adds 0 to the numerator
 and still grows the denominator); on one stratum it is tested to equal scipy's statistic.
+
+Ties. Events of both groups at one time (runs evaluated on the same grid) are one 2 x 2 table,
+as scipy counts them. Several events of one group alone at one time are counted one after
+another, as if a hair apart: their order among themselves says nothing about the order between
+the groups, while the table's count of them does, and moves the wrong way when one of them moves
+earlier onto another's step (a = [4, 7, 8] against b = [6, 10+, 10+] gave p 0.098, a = [4, 7, 7]
+p 0.113). Tested to equal scipy's statistic on the same times with such ties pulled apart.
 """
 from __future__ import annotations
 
@@ -139,9 +146,15 @@ def logrank_terms(times_a, censored_a, times_b, censored_b) -> tuple[float, floa
         n, n_a = int(at_risk.sum()), int((at_risk & in_a).sum())
         event = (t == time) & ~c
         d, d_a = int(event.sum()), int((event & in_a).sum())
-        o_minus_e += d_a - d * n_a / n
-        if n > 1:
-            variance += d * (n_a / n) * (1 - n_a / n) * (n - d) / (n - 1)
+        if d == 1 or 0 < d_a < d:   # one event, or a tie across the groups: the 2 x 2 table
+            o_minus_e += d_a - d * n_a / n
+            if n > 1:
+                variance += d * (n_a / n) * (1 - n_a / n) * (n - d) / (n - 1)
+            continue
+        for j in range(d):          # a tie within one group: one event after another
+            share = (n_a - j * (d_a == d)) / (n - j)
+            o_minus_e += (d_a == d) - share
+            variance += share * (1 - share)
     return o_minus_e, variance, int((~c).sum())
 
 
@@ -179,10 +192,20 @@ def _split_z(t: np.ndarray, c: np.ndarray, in_a: np.ndarray) -> np.ndarray:
         at_risk = (tk[None, :] >= times[:, None]).astype(float)   # [J, n]
         event = ((tk[None, :] == times[:, None]) & ~ck[None, :]).astype(float)
         n, d = at_risk.sum(1), event.sum(1)
-        share = (weight @ at_risk.T) / n                            # [P, J]: n_a / n
-        oe += (weight @ event.T - d * share).sum(1)
+        n_a, d_a = weight @ at_risk.T, weight @ event.T              # [P, J]
+        share = n_a / n
+        table = (d == 1) | ((d_a > 0) & (d_a < d))                   # as logrank_terms: the 2 x 2 table
         multi = n > 1
-        v += (d[multi] * share[:, multi] * (1 - share[:, multi]) * (n[multi] - d[multi]) / (n[multi] - 1)).sum(1)
+        table_v = np.where(multi, d * share * (1 - share) * (n - d) / np.where(multi, n - 1, 1), 0.0)
+        seq_oe, seq_v = np.zeros_like(share), np.zeros_like(share)   # a tie within one group, in turn
+        all_a = d_a == d
+        for j in range(int(d.max())):
+            step = j < d
+            s_j = np.where(step, (n_a - j * all_a) / np.where(step, n - j, 1), 0.0)
+            seq_oe += np.where(step, all_a - s_j, 0.0)
+            seq_v += s_j * (1 - s_j)
+        oe += np.where(table, d_a - d * share, seq_oe).sum(1)
+        v += np.where(table, table_v, seq_v).sum(1)
     safe = np.where(v > 0, v, 1.0)
     return np.where(v > 0, oe / np.sqrt(safe), 0.0)
 

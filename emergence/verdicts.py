@@ -91,9 +91,13 @@ class Arm:
 
 
 def _ratio(a: float, b: float) -> float:
-    """b / a for KM medians that may be unreached (inf): inf when only b is, NaN when both are."""
+    """b / a for KM medians that may be unreached (inf): inf when only b is, NaN when both are;
+    a median at step 0 (an event at the first evaluation) gives inf against a later b, NaN
+    against another at 0."""
     if b == math.inf:
         return math.inf if a < math.inf else float("nan")
+    if a == 0:
+        return math.inf if b > 0 else float("nan")
     return 0.0 if a == math.inf else b / a
 
 
@@ -214,8 +218,9 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
     A factor asked for (`min_ratio` > 1: "b takes at least twice as long") is tested the same
     way with b's times divided by it (an accelerated-time reading: b / min_ratio still later
     than a means the ratio exceeds min_ratio; censored times scale with their budget).
-    reproduced: p < alpha and, where a factor is asked, its test too; partly: p < alpha but the
-    ratio significantly below the factor (the direction holds, the size does not); not
+    reproduced: p < alpha and, where a factor is asked, its test too (with none asked, whatever
+    the KM medians, which may both be unreached); partly: p < alpha but the ratio significantly
+    below the factor asked (the direction holds, the size does not); not
     reproduced: b significantly earlier (p > 1 - alpha), or, where a factor is asked, the ratio
     significantly below it while the direction is not shown; needs the paper profile: no event
     in a comparable risk set and a budget shorter than the paper's, or seeds per arm beyond this
@@ -270,7 +275,13 @@ def earlier(strata: Sequence[tuple[str, Arm, Arm]], *, claim: str, statement: st
               + (f" ({test.permutations:,} permutations)" if test.permutations > n_perm else "")
               + (f"; at least {min_ratio:g} times later (log-rank of the later arm's times / {min_ratio:g}) "
                  f"p = {p_size:.3g}" if size is not None else ""))
-    holds, short, refuted = ((ratio >= 1, True, hi_upper < 1) if size is None else
+    if size is None and p < alpha:
+        # no factor asked: the test decides; KM medians that order the arms the other way (the
+        # curves cross) or that neither arm reached are said, not held against it
+        crossing = (": the ratio of KM medians (the median over strata) is below 1 all the same: strata, or the "
+                    "curves within one, disagree" if ratio < 1 else "")
+        return Verdict(**common, verdict="reproduced", reason=detail + crossing)
+    holds, short, refuted = ((False, False, hi_upper < 1) if size is None else
                              (p_size < alpha, p_size > 1 - alpha, p_size > 1 - alpha))
     if p < alpha and holds:
         return Verdict(**common, verdict="reproduced", reason=detail)
@@ -971,8 +982,9 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
     S over that at the smallest is below `max_ratio` (its interval's upper end too); shorter,
     at the largest S the biased arm leaves the plateau before the control (one-sided log-rank,
     p < alpha). reproduced: both; partly: one; not reproduced: the biased plateau grows by at
-    least max_ratio (the interval's lower end) and is not shorter; inconclusive: otherwise, or
-    when the biased arm never leaves the plateau."""
+    least max_ratio (the interval's lower end; a biased arm still on its plateau at the largest S
+    at its budget grows by at least budget / the smallest S's median) and is not shorter;
+    inconclusive: otherwise, or when the biased arm never leaves the plateau at the smallest S."""
     sizes = sorted(S for S in biased if S >= flat_from)
     if len(sizes) < 2:
         raise ValueError(f"bias_keeps_plateau_flat: needs two state sizes >= {flat_from}, got {sorted(biased)}")
@@ -987,10 +999,14 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
                   estimate=ratio, interval=(lo, hi), n=n, n_of="runs", censored=censored, p_value=shorter.p_a_earlier,
                   detectable=f"hazard ratio {detectable_hazard_ratio(shorter.events, alpha):.3g} against the "
                              f"control at S = {sizes[-1]} ({shorter.events} events)")
-    if first.events == 0 or last.events == 0:
+    if first.events == 0:
+        # flatness is measured from the smallest S: with no plateau end there, nothing to grow from
         return Verdict(**common, verdict="inconclusive",
-                       reason=f"the biased arm never leaves the plateau at S = {sizes[0] if first.events == 0 else sizes[-1]}: "
-                              "a stronger bias or a longer budget decides")
+                       reason=f"the biased arm never leaves the plateau at S = {sizes[0]}: a stronger bias or a longer "
+                              "budget decides")
+    # a biased arm that never leaves at the largest S has a plateau at least its budget long: its
+    # ratio and interval are read with it (infinite where the median is unreached), and compared
+    # with the control as any other, so that a longer biased plateau never gives a weaker verdict
     flat = hi < max_ratio
     grows = lo >= max_ratio
     is_shorter = shorter.decidable and shorter.p_a_earlier < alpha
@@ -1006,8 +1022,10 @@ def bias_keeps_plateau_flat(biased: dict[int, Arm], control: dict[int, Arm], *, 
 
 
 def _near_alpha(p: float, draws: int, alpha: float) -> bool:
-    """Whether a Monte Carlo p from `draws` draws is within three standard errors of alpha."""
-    return abs(p - alpha) <= 3 * math.sqrt(p * (1 - p) / draws)
+    """Whether a Monte Carlo p from `draws` draws is within three standard errors of alpha or of
+    1 - alpha: the rules read a one-sided p at both (p < alpha: the claim's direction; p > 1 -
+    alpha: the opposite one), so a verdict at either edge must be the test's, not the draw's."""
+    return min(abs(p - alpha), abs(p - (1 - alpha))) <= 3 * math.sqrt(p * (1 - p) / draws)
 
 
 def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int = 200_000,
@@ -1015,8 +1033,9 @@ def settled_permutation(test, splits: int, n_perm: int, alpha: float, cap: int =
     """`test(n_resamples)` (a scipy permutation test, or any test whose p `p_of` reads), exact
     where there are at most `n_perm` splits; otherwise random with `n_perm` permutations,
     repeated with ten times as many while the p-value's Monte Carlo error (three standard
-    errors) still reaches across alpha, up to `cap` or the number of splits: a verdict at the
-    threshold is then the test's, not the draw's. Returns the result and the permutations used."""
+    errors) still reaches across alpha or 1 - alpha (`_near_alpha`), up to `cap` or the number of
+    splits: a verdict at the threshold is then the test's, not the draw's. Returns the result and
+    the permutations used."""
     if splits <= n_perm:
         return test(np.inf), splits
     n = n_perm
@@ -1222,6 +1241,12 @@ def jump_survives_continuous_metrics(ratio: np.ndarray, *, claim: str, statement
     if units == 0:
         return Verdict(**common, verdict="inconclusive",
                        reason="no unit rose under the discontinuous metric within the budget: a longer budget decides")
+    if np.isinf(r[~np.isnan(r)]).all():
+        # every continuous rise outran the budget: wider than the budget shows, not shown wider
+        # than max_factor times accuracy's (a rise that would finish just past it counts the same)
+        return Verdict(**common, verdict="inconclusive", reason=(
+            f"in none of the {units} rises did {metric} reach its rise threshold within the budget, so no width "
+            f"under {metric} was measured to compare with {max_factor:g} times accuracy's: a longer budget decides"))
     detail = (f"median width ratio {fmt_ratio(est)} [{fmt_ratio(lo)}, {fmt_ratio(hi)}] over {units} rises "
               f"({int(np.isinf(r).sum())} never rose under {metric}"
               + (f"; in {at_grid:.0%} both rise within one evaluation interval" if math.isfinite(at_grid) else "")
@@ -1488,6 +1513,11 @@ def jump_not_a_resolution_artefact(shift: np.ndarray, *, claim: str, statement: 
             + ("" if verdict == "needs the paper profile" else ", so no profile here runs enough seeds with a run")))
     if runs == 0:
         return Verdict(**common, verdict="inconclusive", reason="no run emerged within the budget: a longer budget decides")
+    if np.isinf(r[~np.isnan(r)]).all():
+        # a small set that never reaches the threshold within the budget may reach it just past it
+        return Verdict(**common, verdict="inconclusive", reason=(
+            f"with {subsample} examples no run's emergence showed within the budget ({runs} runs): how far it moved "
+            "is not measured, so a longer budget or a larger smallest test set decides"))
     detail = (f"median shift {_fmt(est)} [{_fmt(lo)}, {_fmt(hi)}] {scale} with {subsample} examples over "
               f"{seeds} seeds' {runs} runs (sharp at or below {max_shift:g})")
     if hi <= max_shift:

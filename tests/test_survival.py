@@ -86,6 +86,35 @@ def test_one_stratum_is_scipys_logrank(seed):
     assert ours.p_two_sided == pytest.approx(float(ref.pvalue), rel=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_tie_within_one_group_counts_as_its_events_a_hair_apart(seed):
+    # on an evaluation grid (ties within and across the groups), against scipy on the same times
+    # with each group's own tied events pulled apart (ties across the groups stay ties)
+    rng = np.random.default_rng(seed)
+    ta, tb = rng.integers(1, 8, 7).astype(float) * 10, rng.integers(2, 9, 6).astype(float) * 10
+    ca, cb = ta >= 70, tb >= 70
+    shared = np.intersect1d(ta[~ca], tb[~cb])
+
+    def apart(t, c):   # events of one group alone at a step: a hair apart, in any order
+        out = t.copy()
+        for time in np.unique(t[~c]):
+            if time not in shared:
+                idx = np.flatnonzero((t == time) & ~c)
+                out[idx] += np.arange(len(idx)) * 1e-6
+        return out
+
+    ours = logrank(ta, ca, tb, cb)
+    a, b = apart(ta, ca), apart(tb, cb)
+    ref = stats.logrank(stats.CensoredData(uncensored=a[~ca], right=a[ca]),
+                        stats.CensoredData(uncensored=b[~cb], right=b[cb]))
+    assert ours.z == pytest.approx(float(ref.statistic), rel=1e-9)
+
+
+def test_an_event_moved_earlier_onto_its_own_groups_step_changes_nothing():
+    moved = [logrank(a, [0, 0, 0], [6, 10, 10], [0, 1, 1]) for a in ([4, 7, 8], [4, 7, 7])]
+    assert moved[0].z == pytest.approx(moved[1].z) and moved[0].p_a_earlier < 0.1
+
+
 def test_an_event_less_stratum_changes_nothing():
     early = ([100, 120, 150, 200], [0, 0, 0, 0], [400, 450, 500, 500], [0, 0, 1, 1])
     silent = ([1000, 1000], [1, 1], [1000, 1000], [1, 1])
