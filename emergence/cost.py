@@ -77,7 +77,7 @@ def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:
     layout, train = lm.layout_of(section), section["train"]
     out = []
     for name, (size, kind) in lm.variants(section).items():
-        steps = train["steps"] + (section["pretraining"]["steps"] if kind else 0)
+        steps = train["steps"] + lm.pretraining_steps(section, kind)
         sequences = float(steps * train["batch_size"] * train["n_seeds"])
         out.append((name, training_flops(lm.model_config(section["sizes"][size], layout), layout["seq_len"], sequences),
                     float(steps * train["n_seeds"]), variant_seconds(section, size, kind)))
@@ -134,7 +134,7 @@ def calibrate_language_model(params: dict, variant: str, seconds: float, referen
     size, pretraining = lm.variants(section)[variant]
     modelled = variant_seconds(section, size, pretraining)
     train = section["train"]
-    steps = len(seed_groups(train)) * (train["steps"] + (section["pretraining"]["steps"] if pretraining else 0))
+    steps = len(seed_groups(train)) * (train["steps"] + lm.pretraining_steps(section, pretraining))
     group_timing = reference * modelled / steps * (WARMUP_STEPS + MIN_TIMED_STEPS)
     seeds = next((n for n in (train["seeds_per_group"], 1)
                   if group_timing * n / train["seeds_per_group"] <= 4 * seconds), None)

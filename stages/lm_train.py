@@ -27,7 +27,7 @@ def variant_seconds(section: dict, size: str, kind: str | None) -> float:
     """Expected build seconds on one core (the sweeps' cost model), a twin's pre-pretraining
     included: the longest builds start first, and workers start only where they save time."""
     layout, train = lm.layout_of(section), section["train"]
-    steps = train["steps"] + (section["pretraining"]["steps"] if kind else 0)
+    steps = train["steps"] + lm.pretraining_steps(section, kind)
     return build_seconds(lm.model_config(section["sizes"][size], layout), layout["seq_len"],
                          float(steps * train["batch_size"] * train["n_seeds"]))
 

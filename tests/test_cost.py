@@ -106,7 +106,7 @@ def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(
     corpus = train["steps"] * 0.25 + len(schedules(train)[0]) * 2.0
     assert bench.language_model_seconds(section, size, None, 1.0, "cpu") == pytest.approx(groups * corpus)
     assert timed == [(False, True, section["sizes"][size]["n_head"], group)]
-    twin = groups * (corpus + section["pretraining"]["steps"] * 0.5)
+    twin = groups * (corpus + section["pretraining"]["steps"][kind] * 0.5)
     assert bench.language_model_seconds(section, size, kind, 1.0, "cpu") == pytest.approx(twin)
     assert group > 1 and bench.language_model_seconds(section, size, kind, 1.0, "cpu", seeds=1) == pytest.approx(twin)
     assert [t[-1] for t in timed[-2:]] == [1, 1]

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -31,7 +33,9 @@ def test_probes_and_brackets_agree_with_a_dense_scan(trained):
     assert pr["probe_accuracy"].dims == ("size", "capability", "seed", "checkpoint_step")
     # each variant's pre-pretraining, read from what it was trained with
     assert pr["pretraining_steps"].sel(size="tiny").item() == 0
-    assert pr["pretraining_steps"].sel(size="tiny+dyck").item() == params["language_model"]["pretraining"]["steps"] > 0
+    assert pr["pretraining_transfer"].sel(size="tiny").item() == ""
+    assert pr["pretraining_transfer"].sel(size="tiny+dyck").item() == params["language_model"]["pretraining"]["transfer"]
+    assert pr["pretraining_steps"].sel(size="tiny+dyck").item() == params["language_model"]["pretraining"]["steps"]["dyck"] > 0
     # and its held-out corpus loss at every checkpoint, the trainer's own numbers
     tiny = xr.open_dataset(root / "models" / "tiny" / "train.nc")
     steps = pr["checkpoint_step"].values
@@ -154,18 +158,50 @@ def test_the_jump_bracket_starts_before_emergence():
 def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
-    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"], steps=4, transfer="body")
-    body = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
+    params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"], steps={"dyck": 4},
+                                                   transfer="attention_mlp")
+    circuits = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
     from emergence.model import SeedTransformer
-    fresh = SeedTransformer(body.cfg, list(body.seeds))
+    fresh = SeedTransformer(circuits.cfg, list(circuits.seeds))
+    # attention_mlp: the attention and MLP weights learned, everything else where the from-scratch twin starts
+    block, start = circuits.blocks[0], fresh.blocks[0]
+    assert not torch.equal(block.attn.qkv.weight, start.attn.qkv.weight)
+    assert not torch.equal(block.mlp.fc.weight, start.mlp.fc.weight)
+    for name, value in fresh.state_dict().items():
+        if not name.startswith(("blocks.0.attn.", "blocks.0.mlp.")):
+            assert torch.equal(circuits.state_dict()[name], value), name
+    params["language_model"]["pretraining"]["transfer"] = "body"
+    body = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
     assert torch.equal(body.wte, fresh.wte) and torch.equal(body.head.weight, fresh.head.weight)
     assert not torch.equal(body.blocks[0].attn.qkv.weight, fresh.blocks[0].attn.qkv.weight)
+    assert not torch.equal(body.wpe, fresh.wpe)   # body carries the learned positions
+    assert torch.equal(body.blocks[0].attn.qkv.weight, circuits.blocks[0].attn.qkv.weight)
     params["language_model"]["pretraining"]["transfer"] = "all"
     everything = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
     assert not torch.equal(everything.head.weight, fresh.head.weight)
     key_all = lm.training_key(params, "tiny", "dyck")
     params["language_model"]["pretraining"]["transfer"] = "body"
     assert lm.training_key(params, "tiny", "dyck") != key_all   # the transfer is part of the twin's key
+    # and so is its own length, but not another task's
+    key = lm.training_key(params, "tiny", "dyck")
+    params["language_model"]["pretraining"]["steps"] = {"dyck": 4, "random": 9}
+    assert lm.training_key(params, "tiny", "dyck") == key
+    params["language_model"]["pretraining"]["steps"] = {"dyck": 5}
+    assert lm.training_key(params, "tiny", "dyck") != key
+
+
+@pytest.mark.parametrize("steps, message", [
+    ({"dyck": 700, "neural_ca": 250}, "a step count for every task of language_model.pretraining.tasks, missing ['random']"),
+    ({"dyck": 700, "neural_ca": 250, "random": 700, "maze": 5}, "keys from ['dyck', 'neural_ca', 'random']"),
+    ({"dyck": 0, "neural_ca": 250, "random": 700}, "whole numbers in [1, 10000000], got {'dyck': 0}"),
+])
+def test_each_pretraining_task_needs_its_own_step_count(steps, message):
+    from emergence.config import ConfigError, validate
+
+    params = load_params(profile="default")
+    params["language_model"]["pretraining"]["steps"] = steps
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        validate(params)
 
 
 def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(tmp_path, monkeypatch):

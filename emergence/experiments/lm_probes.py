@@ -226,14 +226,14 @@ def patch_bracket(sel: xr.Dataset, bracket: str) -> tuple[np.ndarray, np.ndarray
     return old, new
 
 
-def training_record(model_dir, checkpoint_steps: np.ndarray) -> tuple[int, xr.DataArray]:
+def training_record(model_dir, checkpoint_steps: np.ndarray) -> tuple[int, str, xr.DataArray]:
     """What a trained variant's train.nc records beside its checkpoints: its pre-pretraining
-    steps (0: from scratch) and its held-out corpus loss [seed, checkpoint_step] (every
-    checkpoint is also an evaluation step)."""
+    steps (0: from scratch), what it carried into the corpus phase ("": nothing) and its
+    held-out corpus loss [seed, checkpoint_step] (every checkpoint is also an evaluation step)."""
     with xr.open_dataset(model_dir / "train.nc") as ds:
         pre = json.loads(ds.attrs["config"])["language_model"]["pretraining"]
         loss = ds["loss"].sel(step=checkpoint_steps).rename(step="checkpoint_step").load()
-    return (int(pre["steps"]) if pre else 0), loss
+    return (int(pre["steps"]) if pre else 0), (pre["transfer"] if pre else ""), loss
 
 
 def probe_sizes(params: dict, lm_root) -> xr.Dataset:
@@ -251,8 +251,9 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         ds["bracket_jump_old_step"] = (("capability", "seed"), jump_brackets(ds))
         cfg = ckpts[min(ckpts)].cfg
         ds["n_params"] = ((), parameter_count(cfg))
-        steps, loss = training_record(lm_root / name, ds["checkpoint_step"].values)
+        steps, transfer, loss = training_record(lm_root / name, ds["checkpoint_step"].values)
         ds["pretraining_steps"] = ((), steps)
+        ds["pretraining_transfer"] = ((), transfer)
         ds["corpus_loss"] = loss.sel(seed=ds["seed"].values).drop_vars(
             [c for c in loss.coords if c not in ("seed", "checkpoint_step")])
         per_size.append(ds)

@@ -90,10 +90,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default=None)
     args = parser.parse_args(argv)
     params = load_params(profile=args.profile)
-    budget = params["language_model"]["pretraining"]["steps"]
+    section = params["language_model"]
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.tasks:
             steps, loss, unigram = pretraining_curve(params, kind, args.steps, args.eval_every, Path(tmp))
+            budget = section["pretraining"]["steps"].get(kind, args.steps)
             print(pilot_row(kind, steps, loss, unigram, args.fraction, budget), flush=True)
 
 

@@ -61,7 +61,7 @@ def emergence_times(size, cap):
 
 
 md(f"""{len(sizes)} sizes ({', '.join(f"{s}: {int(pr['n_params'].sel(size=s))/1e3:.0f}k parameters" for s in sizes)})
-{'and pre-pretrained twins ' + ', '.join(pretrained) + f" ({int(pr['pretraining_steps'].sel(size=pretrained[0])):,} steps of a synthetic task written with tokens of its own first, then the same corpus training; '+random' is the control: i.i.d. random tokens of the same alphabet for the same steps)" if pretrained else ''},
+{'and pre-pretrained twins ' + ', '.join(f"{m} ({int(pr['pretraining_steps'].sel(size=m)):,} steps)" for m in pretrained) + " (a synthetic task written with tokens of its own first, then the same corpus training; '+random' is the control: i.i.d. random tokens of the same alphabet)" if pretrained else ''},
 {n_seed} seeds each, {budget:,} steps, {pr.sizes['checkpoint_step']} checkpoints on a Pythia-like schedule.
 Capabilities: {', '.join(caps)}; solved = greedy accuracy ≥ {solved_acc} on the held-out prompts.""")
 
@@ -216,6 +216,16 @@ table(pd.DataFrame(rows), index=False)
 # then on the corpus exactly as the from-scratch model; the control twin sees i.i.d. random
 # tokens of the same alphabet for the same steps, so what it gains is what extra steps without
 # structure give. Shown for the in-context capabilities, the ones the paper says speed up.
+
+# %%
+CARRIED = {  # what a twin carries into the corpus phase, by params.yaml language_model.pretraining.transfer
+    "attention_mlp": "Each twin carries only its attention and MLP weights into the corpus phase; its positions, "
+                     "norms, embeddings and read-out start where the from-scratch model's do.",
+    "body": "Each twin carries its attention and MLP weights, positions and norms into the corpus phase; its "
+            "embeddings and read-out start where the from-scratch model's do.",
+    "all": "Each twin carries every weight into the corpus phase, its read-out on the synthetic alphabet included."}
+transfers = {str(pr["pretraining_transfer"].sel(size=m).item()) for m in pretrained} if pretrained else set()
+transfer = transfers.pop() if len(transfers) == 1 else ""
 
 # %%
 #| label: fig-lm-pretraining
@@ -396,8 +406,8 @@ choice of heads can pass, and the verdict says the test cannot pass at this scal
 fails. The sharpening test ranks its head on the even-numbered prompts and reads the entropies on the
 odd-numbered ones. The pre-pretraining claim holds if either structured
 task speeds emergence up against the from-scratch model, each tested at half the level; the control row
-asks the same of each task against the random-token twin. The pre-pretraining budget was chosen on the
-synthetic tasks alone, never on the corpus outcome: the steps a pilot found both structured tasks need to be
-learned (emergence/experiments/pretraining_pilot.py; its criterion and numbers are in params.yaml). These are
+asks the same of each task against the random-token twin. {CARRIED.get(transfer, '')} Each task's length was chosen on the synthetic task alone,
+never on the corpus outcome: the steps a pilot found it needs to be learned, the control as long as the longest
+(emergence/experiments/pretraining_pilot.py; its criterion and numbers are in docs/pilots.md). These are
 models of {int(pr['n_params'].min()):,} to {int(pr['n_params'].max()):,} parameters trained for {budget:,}
 steps on a generated corpus, not Pythia: sizes here differ in width only. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
