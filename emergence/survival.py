@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 
 def _arrays(times, censored) -> tuple[np.ndarray, np.ndarray]:
@@ -248,6 +248,21 @@ def seed_permutation_logrank(times_a, censored_a, times_b, censored_b, n_perm: f
     p_two = float((np.abs(null) >= abs(observed.z) - tol).mean())
     return LogRank(observed.z, p_two, p_one, observed.observed_minus_expected, observed.variance, observed.events,
                    observed.strata, permutations=len(null) - (math.comb(n, n_a) > n_perm))
+
+
+def censored_normal_mean(values, censored, sigma: float) -> float:
+    """Maximum-likelihood mean of normal values right-censored where `censored`, at a given
+    standard deviation `sigma` (the mean a null of that sigma is simulated about). The
+    log-likelihood is concave in the mean, so a bounded scalar search finds it."""
+    y, c = np.asarray(values, dtype=float), np.asarray(censored, dtype=bool)
+
+    def minus_log_likelihood(mu: float) -> float:
+        z = (y - mu) / sigma
+        return -(stats.norm.logpdf(z[~c]).sum() + special.log_ndtr(-z[c]).sum())
+
+    lo, hi = float(y.min()) - 10 * sigma, float(y.max()) + 10 * sigma
+    return float(optimize.minimize_scalar(minus_log_likelihood, bounds=(lo, hi), method="bounded",
+                                          options={"xatol": 1e-10}).x)
 
 
 def censored_normal_fit(values, censored, tol: float = 1e-9,

@@ -183,6 +183,20 @@ def test_row_km_median_pools_each_seeds_units_and_resamples_seeds():
         np.nanquantile(manual, [0.1, 0.9], method="inverted_cdf"))
 
 
+def test_the_mean_at_a_given_sigma_maximises_the_censored_likelihood():
+    from emergence.survival import censored_normal_mean
+
+    y = np.array([1.0, 1.5, 2.2, 3.0, 3.0, 3.0])
+    c = np.array([False, False, False, True, True, True])
+    assert censored_normal_mean(y, np.zeros(6, bool), 0.3) == pytest.approx(y.mean(), abs=1e-7)  # uncensored
+    grid = np.linspace(-2, 8, 200_001)
+    loglik = [stats.norm.logpdf((y[~c] - m) / 0.3).sum() + stats.norm.logsf((y[c] - m) / 0.3).sum() for m in grid[::100]]
+    coarse = grid[::100][int(np.argmax(loglik))]
+    assert censored_normal_mean(y, c, 0.3) == pytest.approx(coarse, abs=0.01)
+    # a narrower sigma puts the mean nearer the censored values' threshold than a wide one does
+    assert censored_normal_mean(y, c, 0.3) < censored_normal_mean(y, c, 3.0)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_censored_normal_fit_is_scipys_maximum_likelihood(seed):
     rng = np.random.default_rng(seed)

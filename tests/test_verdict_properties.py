@@ -248,3 +248,169 @@ def test_the_minimal_tied_and_factorless_cases():
     v = earlier([("x", arm([100, 150, 200] + [1000] * 5, [0, 0, 0] + [1] * 5), arm([1000] * 8, [1] * 8))],
                 budget=1000, **kw)
     assert v.verdict == "reproduced" and "factor" not in v.reason
+
+
+# --- the other families: a stronger effect never gives a weaker verdict -------------------------
+
+def never_weaker(decide, draw, strengthen, seed: int, rank=RANK, cases: int = CASES) -> list:
+    """The cases (of `cases` drawn by `draw(rng)`) whose verdict `decide(case)` weakens when
+    `strengthen(rng, case)` makes its effect stronger (None: that case cannot be)."""
+    rng = np.random.default_rng(seed)
+    weaker = []
+    for _ in range(cases):
+        case = draw(rng)
+        stronger = strengthen(rng, case)
+        if stronger is None:
+            continue
+        before, after = decide(case), decide(stronger)
+        if rank[after] < rank[before]:
+            weaker.append((case, before, after))
+    return weaker
+
+
+def test_a_plateau_that_grows_more_with_s_never_weakens_its_verdict():
+    from emergence.verdicts import plateau_grows_with_state_size
+
+    def draw(rng):
+        budget = int(rng.integers(8, 25))
+        return budget, {S: grid_arm(rng, int(rng.integers(3, 7)), budget, late=late)
+                        for S, late in ((4, int(rng.integers(0, 3))), (16, int(rng.integers(0, 12))))}
+
+    def decide(case):
+        budget, arms = case
+        return plateau_grows_with_state_size({S: Arm.of(*a) for S, a in arms.items()}, alpha=ALPHA, min_ratio=2.0,
+                                             budget=budget, n_boot=100).verdict
+
+    def strengthen(rng, case):   # the largest S's plateau one evaluation longer
+        budget, arms = case
+        moved = stronger_times(rng, *arms[16], budget, earlier_=False)
+        return None if moved is None else (budget, {**arms, 16: moved})
+
+    assert not never_weaker(decide, draw, strengthen, 21, FACTOR_RANK)
+
+
+def test_more_spread_across_seeds_never_weakens_the_randomness_verdict():
+    from emergence.verdicts import times_vary_across_seeds
+
+    def draw(rng):
+        budget = int(rng.integers(20, 200))
+        return budget, grid_arm(rng, int(rng.integers(4, 12)), budget, late=int(rng.integers(0, budget // 2)))
+
+    def decide(case):
+        budget, (t, c) = case
+        return times_vary_across_seeds(Arm.of(t, c), min_quartile_ratio=1.5, budget=budget, n_boot=100,
+                                       **FAST).verdict
+
+    def strengthen(rng, case):   # the earliest seed earlier: the spread of log steps grows
+        budget, (t, c) = case
+        if c.all() or t[~c].min() <= 1:
+            return None
+        t = t.copy()
+        t[np.flatnonzero(~c)[np.argmin(t[~c])]] = max(1.0, np.floor(t[~c].min() / 2))
+        return budget, (t, c)
+
+    assert not never_weaker(decide, draw, strengthen, 22)
+
+
+def test_narrower_jumps_never_weaken_the_abruptness_verdict():
+    from emergence.verdicts import jumps_are_abrupt
+
+    def draw(rng):
+        runs, units = int(rng.integers(3, 10)), int(rng.integers(1, 8))
+        ratio = np.exp(rng.normal(np.log(rng.uniform(0.05, 0.6)), 0.6, (runs, units)))
+        censored = rng.random(ratio.shape) < 0.1
+        ratio[rng.random(ratio.shape) < 0.1] = np.nan
+        return ratio, censored
+
+    def decide(case):
+        return jumps_are_abrupt(case[0], case[1], max_ratio=0.25, n_boot=100, **FAST).verdict
+
+    def strengthen(rng, case):
+        ratio, censored = case
+        i = tuple(rng.integers(s) for s in ratio.shape)
+        if not np.isfinite(ratio[i]) or censored[i]:
+            return None
+        ratio = ratio.copy()
+        ratio[i] /= 2
+        return ratio, censored
+
+    assert not never_weaker(decide, draw, strengthen, 23)
+
+
+def test_a_harder_middle_never_weakens_the_hump_verdict():
+    from emergence.verdicts import hardest_at_medium_sparsity
+
+    def draw(rng):
+        budget = int(rng.integers(8, 25))
+        n = int(rng.integers(3, 7))
+        arms = [grid_arm(rng, n, budget, late=late) for late in (int(rng.integers(0, 3)), int(rng.integers(0, 15)),
+                                                                 int(rng.integers(0, 3)))]
+        return budget, arms
+
+    def decide(case):
+        budget, arms = case
+        low, mid, high = (Arm.of(*a) for a in arms)
+        return hardest_at_medium_sparsity([("S", low, mid, high)], alpha=ALPHA, budget=budget, paper_budget=budget,
+                                          n_boot=100).verdict
+
+    def strengthen(rng, case):   # the middle one evaluation later
+        budget, arms = case
+        moved = stronger_times(rng, *arms[1], budget, earlier_=False)
+        return None if moved is None else (budget, [arms[0], moved, arms[2]])
+
+    assert not never_weaker(decide, draw, strengthen, 24)
+
+
+@pytest.mark.parametrize("family", ["recovery", "sharpening"])
+def test_a_larger_recovery_or_sharpening_never_weakens_its_verdict(family):
+    from emergence.verdicts import head_sharpens_more_than_others, recovers_most_of_gap
+
+    def draw(rng):
+        n = int(rng.integers(2, 16))
+        if family == "recovery":
+            return np.round(rng.uniform(0, 1, n), 2), np.round(rng.uniform(0, 1, n), 2)
+        return np.round(rng.normal(rng.uniform(-1, 1), 0.5, n), 1), None
+
+    def decide(case):
+        values, ceiling = case
+        if family == "recovery":
+            return recovers_most_of_gap(values, most=0.5, ceiling=ceiling, **FAST).verdict
+        return head_sharpens_more_than_others(values, n_boot=100, **FAST).verdict
+
+    def strengthen(rng, case):   # one seed's recovery higher (its ceiling with it), or its head sharper
+        values, ceiling = (x.copy() if x is not None else None for x in case)
+        j = int(rng.integers(len(values)))
+        if family == "recovery":
+            values[j] = min(1.0, values[j] + 0.2)
+            ceiling[j] = max(ceiling[j], values[j])
+        else:
+            values[j] -= 0.5
+        return values, ceiling
+
+    assert not never_weaker(decide, draw, strengthen, 25)
+
+
+def test_attention_further_ahead_never_weakens_the_precursor_verdict():
+    from emergence.verdicts import attention_moves_first
+
+    def draw(rng):
+        seeds, units = int(rng.integers(3, 9)), int(rng.integers(2, 8))
+        loss = np.round(rng.uniform(20, 100, (seeds, units))) * 10
+        attention = loss - np.round(rng.normal(rng.uniform(-3, 5), 3, loss.shape)) * 10
+        return attention, loss, bool(rng.random() < 0.3)
+
+    def decide(case):
+        attention, loss, across = case
+        return attention_moves_first(attention, loss, resolution=10, n_perm=200, n_boot=100,
+                                     pair_across_seeds=across, **FAST).verdict
+
+    def strengthen(rng, case):   # every head of one seed moves one evaluation earlier
+        attention, loss, across = case
+        attention = attention.copy()
+        attention[int(rng.integers(len(attention)))] -= 10
+        return attention, loss, across
+
+    # the pairing part ranks "partly" below undecided: moving one seed's heads can break a match
+    # the within-seed null rewards, so the direction alone (sign test) is what must not weaken
+    weaker = never_weaker(decide, draw, strengthen, 26, dict(RANK, partly=RANK["reproduced"]), cases=CASES // 2)
+    assert not weaker, weaker[:2]
