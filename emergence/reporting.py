@@ -76,10 +76,10 @@ def claims_section(chapter: str) -> Markdown:
     if not rows:
         return Markdown("No claim of this chapter is tested on this profile.")
     blocks = []
-    whose = {"extension": " (this report's question, not a claim of the paper)",
-             "control": " (a control the paper does not report)"}
+    whose = {"extension": " This report's question, not a claim of the paper.",
+             "control": " A control the paper does not report."}
     for key, r in rows:
-        head = coloured(f"Claim {r['claim']}{whose.get(r.get('kind', 'paper'), '')}: {r['verdict']}.", r["verdict"])
+        head = coloured(f"Claim {r['claim']}: {r['verdict']}.", r["verdict"]) + whose.get(r.get("kind", "paper"), "")
         hinges = scorecard.hinges_text(key, card.get("sensitivity", []))
         blocks.append(f"{head} "
                       f"{r['statement'][:1].upper()}{r['statement'][1:]}.\n\n"
