@@ -2,12 +2,19 @@
 
 Every mixer fills the transformer block's token-mixing slot (`blocks.{l}.attn`), so the
 embedding, MLPs, head, trainer and hooks are shared with the transformer. Each mixer's core
-is linear in its values given the gates, `z = M @ v` per head, with an effective
-token-mixing matrix M [E, B, H, T, T] (causal: M[t, s] = 0 for s > t):
+but the token MLP's is linear in its values given the gates, `z = M @ v` per head, with an
+effective token-mixing matrix M [E, B, H, T, T] (causal: M[t, s] = 0 for s > t):
 
-    mlp_mixer       M = tril(W)                 one learned T x T matrix per head, the same
-                                                for every sequence (a causal MLP-Mixer's
-                                                token mixing; no softmax, no content)
+    static_mixing   M = tril(W)                 one learned T x T matrix per head, the same
+                                                for every sequence (one reading of the paper's
+                                                causal MLP-Mixer; no softmax, no content)
+    token_mlp       z = W2 gelu(W1 x + b1) + b2 across positions, per channel, W1 and W2
+                    lower-triangular T x T (Tolstikhin et al. 2021's token-mixing MLP, the
+                    paper's citation, made causal); M is its Jacobian averaged over channels,
+                    W2 diag(mean_c gelu'(W1 x + b1)) W1, which hooks may read, not replace
+    unmasked_mixing static_mixing with the full T x T matrix: a control, not causal (a
+                    position sees the token it predicts), that must look "faster" for the
+                    wrong reason (claim 8's comparison is only as good as its masking)
     mamba2          M[t, s] = (C_t . B_s) exp(sum_{s<r<=t} dt_r A) dt_s      Mamba-2's SSD
     gated_deltanet  S_t = a_t S_{t-1} (I - b_t k_t k_t^T) + b_t v_t k_t^T,  o_t = S_t q_t
     rwkv7           S_t = S_{t-1} (diag(w_t) - kk_t (a_t * kk_t)^T) + v_t k_t^T, o_t = S_t r_t
@@ -40,7 +47,9 @@ from emergence.hooks import apply_hook as _hook
 from emergence.layers import SeedLinear
 from emergence.precision import float32_core
 
-MIXERS = ("attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7")
+MIXERS = ("attention", "static_mixing", "token_mlp", "unmasked_mixing", "mamba2", "gated_deltanet", "rwkv7")
+# Mixers whose output at t reads no input after t; the others are controls that break it.
+CAUSAL_MIXERS = tuple(m for m in MIXERS if m != "unmasked_mixing")
 
 
 class _CausalConv(torch.autograd.Function):
@@ -184,9 +193,11 @@ def _heads(x: torch.Tensor, batch: int, n_head: int) -> torch.Tensor:
     return x.view(E, batch, N // batch, n_head, C // n_head).transpose(2, 3)
 
 
-class CausalMLPMixer(SeedParams):
+class StaticMixing(SeedParams):
     """Token mixing by a learned lower-triangular T x T matrix per head on projected values,
     then an output projection (the block's MLP does the channel mixing)."""
+
+    masked = True  # lower-triangular; the unmasked control sets False
 
     def __init__(self, cfg, n_seeds: int, layer: int):
         super().__init__(cfg, n_seeds, layer)
@@ -194,11 +205,12 @@ class CausalMLPMixer(SeedParams):
         self.value = _linear(n_seeds, d, d, bias=True)
         self.token_mixing = self.param(cfg.n_head, T, T)
         self.proj = _linear(n_seeds, d, d, bias=True)
-        self.register_buffer("causal", torch.ones(T, T, dtype=torch.bool).tril(), persistent=False)
+        allowed = torch.ones(T, T, dtype=torch.bool)
+        self.register_buffer("causal", allowed.tril() if self.masked else allowed, persistent=False)
 
     @torch.no_grad()
     def reset_seed_(self, k: int, gen: torch.Generator) -> None:
-        # Start from the causal running mean (each position averages its prefix) plus noise.
+        # Start from the running mean over the positions each may read (causal: its prefix) plus noise.
         mean = self.causal.float() / self.causal.float().sum(-1, keepdim=True)
         self.token_mixing[k].copy_(mean + 0.02 * torch.randn(self.token_mixing.shape[1:], generator=gen))
 
@@ -212,6 +224,66 @@ class CausalMLPMixer(SeedParams):
         if self.wants_pattern(hooks):
             M = _hook(hooks, self.prefix + "hook_pattern", M.expand(-1, batch, -1, -1, -1))
         return self.proj(self.finish(M @ v, hooks))
+
+
+class UnmaskedMixing(StaticMixing):
+    """The static mixing matrix without its mask: position t reads every position, the token it
+    predicts among them. A control for claim 8: a Mixer that learns 'faster' this way learns to
+    copy, so the comparison's Mixers are shown to gain nothing from the future."""
+
+    masked = False
+
+
+def _gelu_slope(h: torch.Tensor) -> torch.Tensor:
+    """d gelu(h) / dh for the exact (erf) GELU: Phi(h) + h phi(h)."""
+    return 0.5 * (1.0 + torch.erf(h * math.sqrt(0.5))) + h * torch.exp(-0.5 * h * h) / math.sqrt(2.0 * math.pi)
+
+
+class TokenMLP(SeedParams):
+    """Tolstikhin et al. (2021)'s token-mixing MLP made causal: for every channel c of the
+    normalised input, z[:, c] = W2 gelu(W1 x[:, c] + b1) + b2 across positions, with W1 and W2
+    lower-triangular T x T (hidden unit j reads positions <= j and output t hidden units <= t,
+    so output t reads positions <= t; hidden width T), shared over channels. As in the Mixer
+    there is no value or output projection: the block's MLP mixes channels. The pattern hook
+    reads the layer's Jacobian averaged over channels, W2 diag(mean_c gelu'(h_c)) W1 [E, B, H,
+    T, T] (the same for every head of one layer), the mixing the MLP applies at that input."""
+
+    def __init__(self, cfg, n_seeds: int, layer: int):
+        super().__init__(cfg, n_seeds, layer)
+        T = cfg.seq_len
+        self.w1, self.b1 = self.param(T, T), self.param(T)
+        self.w2, self.b2 = self.param(T, T), self.param(T)
+        self.register_buffer("causal", torch.ones(T, T, dtype=torch.bool).tril(), persistent=False)
+
+    @torch.no_grad()
+    def reset_seed_(self, k: int, gen: torch.Generator) -> None:
+        # nn.Linear's init, U(+-1/sqrt(fan_in)), with each row's fan-in the positions it reads.
+        T = self.w1.shape[-1]
+        bound = 1.0 / torch.arange(1, T + 1, dtype=torch.float32).sqrt()
+        for w, b in ((self.w1, self.b1), (self.w2, self.b2)):
+            w[k].copy_((2 * torch.rand(T, T, generator=gen) - 1) * bound[:, None])
+            b[k].copy_((2 * torch.rand(T, generator=gen) - 1) * bound)
+
+    def weights(self, T: int) -> tuple[torch.Tensor, ...]:
+        mask = self.causal[:T, :T]
+        return (self.w1[:, :T, :T].masked_fill(~mask, 0.0), self.b1[:, :T],
+                self.w2[:, :T, :T].masked_fill(~mask, 0.0), self.b2[:, :T])
+
+    def forward(self, x: torch.Tensor, batch: int, hooks: Mapping[str, Hook] | None) -> torch.Tensor:
+        self.check_hooks(hooks)
+        E, N, C = x.shape
+        T, H = N // batch, self.cfg.n_head
+        w1, b1, w2, b2 = self.weights(T)
+        x = x.view(E, batch, T, C)
+        h = torch.einsum("ejs,ebsc->ebjc", w1, x) + b1[:, None, :, None]   # [E, B, T, C]
+        z = torch.einsum("etj,ebjc->ebtc", w2, F.gelu(h)) + b2[:, None, :, None]
+        if self.wants_pattern(hooks):
+            slope = _gelu_slope(h).mean(-1)                                  # [E, B, T]
+            M = torch.einsum("etj,ebj,ejs->ebts", w2, slope, w1).unsqueeze(2).expand(-1, -1, H, -1, -1)
+            if _hook(hooks, self.prefix + "hook_pattern", M) is not M:
+                raise ValueError(f"{self.prefix}hook_pattern: the token MLP's pattern is its Jacobian, "
+                                 "to read; replacing it has no meaning for a non-linear mixer")
+        return self.finish(z.view(E, batch, T, H, C // H).transpose(2, 3), hooks)
 
 
 class Mamba2(SeedParams):
@@ -474,5 +546,6 @@ class RWKV7(SeedParams):
         return self.proj(o * g)
 
 
-MIXER_CLASSES = {"mlp_mixer": CausalMLPMixer, "mamba2": Mamba2, "gated_deltanet": GatedDeltaNet, "rwkv7": RWKV7}
+MIXER_CLASSES = {"static_mixing": StaticMixing, "token_mlp": TokenMLP, "unmasked_mixing": UnmaskedMixing,
+                 "mamba2": Mamba2, "gated_deltanet": GatedDeltaNet, "rwkv7": RWKV7}
 

@@ -66,7 +66,7 @@ def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_ce
     params = load_params(profile="smoke")
     kinds = kinds_to_build(params, tmp_path)
     assert {language_model_kind(params, name) for name in lm.variants(params["language_model"])} <= set(kinds)
-    assert {k[1] for k in kinds} >= {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
+    assert {k[1] for k in kinds} >= {"attention", "static_mixing", "token_mlp", "unmasked_mixing", "mamba2", "gated_deltanet", "rwkv7"}
     speed = calibrate(params, kinds, seconds=0.3)
     assert set(speed) == set(kinds) and all(math.isfinite(v) and v > 0 for v in speed.values())
     table, seconds = plan_table(params, speed, scratch=tmp_path)

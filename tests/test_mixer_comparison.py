@@ -62,9 +62,10 @@ def test_every_cell_is_parameter_matched_and_named():
     p = load_params()
     planned = mc.cells(p)
     archs = mc.architectures(p)
-    runs = lambda arch, task: arch.get("tasks") is None or task in arch["tasks"]  # noqa: E731
-    assert len(planned) == sum(runs(arch, task) for arch in archs.values()
-                               for task, _, _ in mc.settings(p["sweeps"]["mixers"]))
+    assert len(planned) == sum(mc.runs_setting(arch, task, overrides) for arch in archs.values()
+                               for task, overrides, _ in mc.settings(p["sweeps"]["mixers"]))
+    # the masking control runs the linear map's s = 3 only
+    assert [n for n, _ in planned if n.endswith("unmasked_mixing")] == ["linear_map-S16_s03-unmasked_mixing"]
     assert not any(name.startswith("linear_map") and name.endswith("mamba2") for name, _ in planned)
     counts = mc.parameter_counts(p, planned)
     for name, count in counts.items():
@@ -72,29 +73,29 @@ def test_every_cell_is_parameter_matched_and_named():
         assert abs(count - reference) <= 0.1 * reference, name
     mixers = {cfg["cellular_automata"]["model"].get("mixer", "attention")
               for name, cfg in planned if name.startswith("cellular_automata")}
-    assert mixers == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
+    assert mixers == {"attention", "static_mixing", "token_mlp", "mamba2", "gated_deltanet", "rwkv7"}
     p["sweeps"]["mixers"]["architectures"]["rwkv7"]["profiles"] = ["smoke", "paper"]
     assert "rwkv7" not in mc.architectures(p)  # `profiles` says where an architecture runs
     smoke = {cfg[next(k for k in cfg if k != "profile")]["model"].get("mixer", "attention")
              for _, cfg in mc.cells(load_params(profile="smoke"))}
-    assert smoke == {"attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"}
+    assert smoke == {"attention", "static_mixing", "token_mlp", "unmasked_mixing", "mamba2", "gated_deltanet", "rwkv7"}
 
 
 def test_an_architecture_can_train_at_its_own_learning_rate():
     p = load_params()
     archs = p["sweeps"]["mixers"]["architectures"]
-    archs["mlp_mixer"]["lr"] = {"linear_map": 0.01}
+    archs["static_mixing"]["lr"] = {"linear_map": 0.01}
     setting = {"state_size": 16, "sparsity": 3}
-    assert mc.cell_config(p, "linear_map", setting, archs["mlp_mixer"])["linear_map"]["train"]["lr"] == 0.01
-    ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, archs["mlp_mixer"])["cellular_automata"]
+    assert mc.cell_config(p, "linear_map", setting, archs["static_mixing"])["linear_map"]["train"]["lr"] == 0.01
+    ca = mc.cell_config(p, "cellular_automata", {"state_size": 8}, archs["static_mixing"])["cellular_automata"]
     assert ca["train"]["lr"] == p["cellular_automata"]["train"]["lr"]   # per task: the automata keep theirs
     archs["mamba2"].pop("lr", None)  # unset: the task's rate
     lr = mc.cell_config(p, "linear_map", setting, archs["mamba2"])["linear_map"]["train"]["lr"]
     assert lr == p["linear_map"]["train"]["lr"]
-    archs["mlp_mixer"]["lr"] = {"linear_map": -1.0}
-    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mlp_mixer.lr.linear_map"):
+    archs["static_mixing"]["lr"] = {"linear_map": -1.0}
+    with pytest.raises(ConfigError, match="sweeps.mixers.architectures.static_mixing.lr.linear_map"):
         validate(p)
-    archs["mlp_mixer"]["lr"] = {"linear_mapp": 0.01}
+    archs["static_mixing"]["lr"] = {"linear_mapp": 0.01}
     with pytest.raises(ConfigError, match="linear_mapp"):
         validate(p)
 
@@ -105,20 +106,20 @@ def test_an_architecture_can_train_its_own_seed_count_per_task():
     sweep = p["sweeps"]["mixers"]
     ca, lm = {"state_size": 8}, {"state_size": 16, "sparsity": 3}
     train = lambda name, task, setting: mc.cell_config(p, task, setting, archs[name])[task]["train"]  # noqa: E731
-    archs["mlp_mixer"]["n_seeds"] = {"cellular_automata": 9}
-    assert train("mlp_mixer", "cellular_automata", ca)["n_seeds"] == 9
-    assert train("mlp_mixer", "cellular_automata", ca)["seeds_per_group"] == min(
+    archs["static_mixing"]["n_seeds"] = {"cellular_automata": 9}
+    assert train("static_mixing", "cellular_automata", ca)["n_seeds"] == 9
+    assert train("static_mixing", "cellular_automata", ca)["seeds_per_group"] == min(
         9, p["cellular_automata"]["train"]["seeds_per_group"])
-    assert train("mlp_mixer", "linear_map", lm)["n_seeds"] == sweep["linear_map"]["n_seeds"]  # per task
+    assert train("static_mixing", "linear_map", lm)["n_seeds"] == sweep["linear_map"]["n_seeds"]  # per task
     archs["rwkv7"].pop("n_seeds", None)  # unset: the setting's count
     assert train("rwkv7", "cellular_automata", ca)["n_seeds"] == sweep["cellular_automata"]["n_seeds"]
     archs["rwkv7"]["n_seeds"] = None
     assert train("rwkv7", "cellular_automata", ca)["n_seeds"] == sweep["cellular_automata"]["n_seeds"]
     for bad in (0, 2.5, "8"):
-        archs["mlp_mixer"]["n_seeds"] = {"cellular_automata": bad}
-        with pytest.raises(ConfigError, match="sweeps.mixers.architectures.mlp_mixer.n_seeds.cellular_automata"):
+        archs["static_mixing"]["n_seeds"] = {"cellular_automata": bad}
+        with pytest.raises(ConfigError, match="sweeps.mixers.architectures.static_mixing.n_seeds.cellular_automata"):
             validate(p)
-    archs["mlp_mixer"]["n_seeds"] = {"automata": 8}
+    archs["static_mixing"]["n_seeds"] = {"automata": 8}
     with pytest.raises(ConfigError, match="automata"):
         validate(p)
 
@@ -141,6 +142,15 @@ def test_a_shape_key_the_mixer_does_not_read_is_an_error():
     p = load_params()
     p["sweeps"]["mixers"]["architectures"]["rwkv7"]["d_state"] = 16
     with pytest.raises(ConfigError, match="architectures.rwkv7.d_state: rwkv7 does not read it"):
+        validate(p)
+
+
+@pytest.mark.parametrize("bad, message", [([5], r"unmasked_mixing.sparsities: each must be one of linear_map.sparsities \(\[3, 7\]\), got \[5\]"),
+                                          ([0], "unmasked_mixing.sparsities"), (["3"], "unmasked_mixing.sparsities")])
+def test_an_architectures_sparsities_are_the_comparisons(bad, message):
+    p = load_params()
+    p["sweeps"]["mixers"]["architectures"]["unmasked_mixing"]["sparsities"] = bad
+    with pytest.raises(ConfigError, match=message):
         validate(p)
 
 
@@ -193,22 +203,22 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
     sweep = p["sweeps"]["mixers"]
     sweep["linear_map"].update(steps=4, eval_every=2)
     sweep["cellular_automata"].update(steps=4, eval_every=2)
-    sweep["architectures"] = {k: v for k, v in sweep["architectures"].items() if k in ("transformer", "mlp_mixer")}
-    sweep["architectures"]["mlp_mixer"]["n_seeds"] = {"cellular_automata": 3}
+    sweep["architectures"] = {k: v for k, v in sweep["architectures"].items() if k in ("transformer", "static_mixing")}
+    sweep["architectures"]["static_mixing"]["n_seeds"] = {"cellular_automata": 3}
     sweep["architectures"]["transformer"]["n_seeds"] = None
     sweep["cellular_automata"]["n_seeds"] = sweep["linear_map"]["n_seeds"] = 2
     names = mc.run(p, tmp_path / "cells", tmp_path / "scratch")
     assert len(names) == 4
     s = summarize(tmp_path / "cells", p)
-    assert set(s["architecture"].values) == {"transformer", "mlp_mixer"}
+    assert set(s["architecture"].values) == {"transformer", "static_mixing"}
     assert set(s["task"].values) == {"linear_map", "cellular_automata"}
     assert s["emergence_step"].dims == ("cell", "seed")
     # cells of 2 seeds beside one of 3: the summary pads the missing runs (NaN), never invents them
     runs = {str(c): int(np.isfinite(s["final_output_loss"].values[i]).sum()) for i, c in enumerate(s["cell"].values)}
-    assert runs["cellular_automata-S004-mlp_mixer"] == 3 and s.sizes["seed"] == 3
-    assert runs["cellular_automata-S004-transformer"] == runs["linear_map-S06_s02-mlp_mixer"] == 2
+    assert runs["cellular_automata-S004-static_mixing"] == 3 and s.sizes["seed"] == 3
+    assert runs["cellular_automata-S004-transformer"] == runs["linear_map-S06_s02-static_mixing"] == 2
     # the Mixer's MLP width was changed to match the transformer's count
-    i = list(s["cell"].values).index("linear_map-S06_s02-mlp_mixer")
+    i = list(s["cell"].values).index("linear_map-S06_s02-static_mixing")
     j = list(s["cell"].values).index("linear_map-S06_s02-transformer")
     assert s["d_mlp"].values[i] != s["d_mlp"].values[j]
     assert abs(int(s["n_params"].values[i]) - int(s["n_params"].values[j])) <= 0.1 * int(s["n_params"].values[j])
@@ -222,10 +232,10 @@ def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):
     from emergence.experiments.lr_pilot import pilot_rows
 
     p = load_params(profile="smoke")
-    rows = pilot_rows(p, [1e-3, 1e-2], steps=12, n_seeds=1, architectures=["transformer", "mlp_mixer"],
+    rows = pilot_rows(p, [1e-3, 1e-2], steps=12, n_seeds=1, architectures=["transformer", "static_mixing"],
                       scratch=tmp_path)
     assert [(r["architecture"], r["lr"]) for r in rows] == [("transformer", 1e-3), ("transformer", 1e-2),
-                                                            ("mlp_mixer", 1e-3), ("mlp_mixer", 1e-2)]
+                                                            ("static_mixing", 1e-3), ("static_mixing", 1e-2)]
     assert all(r["steps"] == 12 and r["emerged"].endswith("/1") and np.isfinite(r["mean_final_loss"]) for r in rows)
     assert rows[0]["mean_final_loss"] != rows[1]["mean_final_loss"]   # the rate reached the trainer
     entries = sorted(tmp_path.joinpath("cells").iterdir())

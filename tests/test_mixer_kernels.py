@@ -128,8 +128,8 @@ def test_check_available_names_what_is_missing():
         mixer_kernels.check_available({"mamba2"}, "cpu")
     if importlib.util.find_spec("mamba_ssm") is None:
         with pytest.raises(ImportError, match="needs mamba-ssm"):
-            mixer_kernels.check_available({"mamba2", "mlp_mixer"}, "cuda")
-    mixer_kernels.check_available({"mlp_mixer", "attention"}, "cuda")  # no library kernel to need
+            mixer_kernels.check_available({"mamba2", "static_mixing"}, "cuda")
+    mixer_kernels.check_available({"static_mixing", "attention"}, "cuda")  # no library kernel to need
 
 
 def _library_missing(mixer: str) -> str | None:

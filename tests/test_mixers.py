@@ -7,10 +7,13 @@ import torch.nn.functional as F
 
 from emergence import hooks as hk
 from emergence.metrics import effective_distribution
-from emergence.mixers import MIXERS, GatedDeltaNet, RWKV7, causal_conv, decay_matrix
+from emergence.mixers import CAUSAL_MIXERS, MIXERS, GatedDeltaNet, RWKV7, TokenMLP, causal_conv, decay_matrix
 from emergence.model import ModelConfig, SeedTransformer, matched_d_mlp, parameter_count
 
 OTHERS = [m for m in MIXERS if m != "attention"]
+CAUSAL = [m for m in CAUSAL_MIXERS if m != "attention"]
+# Mixers whose pattern hook may replace the mixing (the token MLP's is a Jacobian, to read only).
+LINEAR = [m for m in CAUSAL if m != "token_mlp"]
 
 
 def cfg_for(mixer, **kw):
@@ -90,7 +93,7 @@ def test_decay_matrix_floors_vanishing_decays_and_stays_finite():
     assert torch.isfinite(log_a.grad).all()
 
 
-@pytest.mark.parametrize("mixer", OTHERS)
+@pytest.mark.parametrize("mixer", CAUSAL)
 def test_mixer_is_causal(mixer):
     cfg = cfg_for(mixer)
     model = perturbed_gates(SeedTransformer(cfg, [0, 1]))
@@ -103,7 +106,7 @@ def test_mixer_is_causal(mixer):
     assert not torch.allclose(a[..., t + 1:, :], b[..., t + 1:, :])
 
 
-@pytest.mark.parametrize("mixer", OTHERS)
+@pytest.mark.parametrize("mixer", CAUSAL)
 def test_mixing_matrix_path_equals_fast_path_and_is_causal(mixer):
     cfg = cfg_for(mixer)
     model = perturbed_gates(SeedTransformer(cfg, [0, 1]))
@@ -134,7 +137,7 @@ def test_forward_and_backward_are_finite(mixer):
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
 
-@pytest.mark.parametrize("mixer", OTHERS)
+@pytest.mark.parametrize("mixer", LINEAR)
 def test_pattern_override_sets_the_mixing(mixer):
     """Overriding M with the identity makes every position mix only itself: the layer's
     per-head output equals its values, so changing earlier tokens cannot reach position t
@@ -246,12 +249,70 @@ def test_rwkv7_chunked_form_is_accurate_in_float32_at_the_strongest_decay():
     torch.testing.assert_close(RWKV7.chunked(r, log_decay, k, v, a, kk).double(), ref, rtol=1e-4, atol=1e-4)
 
 
-def test_mlp_mixer_mixing_is_its_masked_weight():
-    cfg = cfg_for("mlp_mixer", n_layer=1)
+def test_static_mixing_is_its_masked_weight():
+    cfg = cfg_for("static_mixing", n_layer=1)
     model = SeedTransformer(cfg, [0])
     _, cache = model.run_with_cache(tokens(cfg, E=1, B=2))
     W = model.blocks[0].attn.token_mixing.detach()
     torch.testing.assert_close(cache["blocks.0.attn.hook_pattern"][0, 1], W[0].tril())
+
+
+def test_unmasked_mixing_reads_the_future_and_is_otherwise_the_static_mixer():
+    """The control: the same layer without its mask, so a later token reaches an earlier position."""
+    cfg = cfg_for("unmasked_mixing", n_layer=1)
+    model = perturbed_gates(SeedTransformer(cfg, [0]))
+    tok = tokens(cfg, E=1)
+    changed = tok.clone()
+    changed[..., -1] = (changed[..., -1] + 1) % cfg.vocab_size
+    assert not torch.allclose(model(tok)[..., 0, :], model(changed)[..., 0, :])
+    _, cache = model.run_with_cache(tok)
+    W = model.blocks[0].attn.token_mixing.detach()
+    torch.testing.assert_close(cache["blocks.0.attn.hook_pattern"][0, 1], W[0])
+    static = SeedTransformer(cfg_for("static_mixing", n_layer=1), [0])
+    static.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        static.blocks[0].attn.token_mixing.copy_(model.blocks[0].attn.token_mixing.tril())
+        model.blocks[0].attn.token_mixing.copy_(model.blocks[0].attn.token_mixing.tril())
+    torch.testing.assert_close(model(tok), static(tok), rtol=0, atol=0)
+
+
+def _token_mlp_by_hand(layer, x):
+    """Per channel, per position t: W2[t, :t+1] . gelu(W1[:t+1, :] x + b1) + b2[t], by loops."""
+    w1, b1, w2, b2 = (p[0].double() for p in (layer.w1, layer.b1, layer.w2, layer.b2))
+    x = x.double()
+    B, T, C = x.shape
+    out = torch.zeros(B, T, C, dtype=torch.float64)
+    for b in range(B):
+        for c in range(C):
+            hidden = [F.gelu(sum(w1[j, s] * x[b, s, c] for s in range(j + 1)) + b1[j]) for j in range(T)]
+            for t in range(T):
+                out[b, t, c] = sum(w2[t, j] * hidden[j] for j in range(t + 1)) + b2[t]
+    return out
+
+
+def test_token_mlp_is_the_causal_token_mixing_mlp_by_hand():
+    cfg = cfg_for("token_mlp", n_layer=1, seq_len=5, d_model=4, n_head=1)
+    layer = TokenMLP(cfg, n_seeds=1, layer=0)
+    layer.reset_seed_(0, torch.Generator().manual_seed(0))
+    x = torch.randn(1, 2 * 5, 4, generator=torch.Generator().manual_seed(1))
+    got = layer(x, batch=2, hooks=None).view(2, 5, 4)
+    torch.testing.assert_close(got.double(), _token_mlp_by_hand(layer, x.view(2, 5, 4)), rtol=1e-5, atol=1e-6)
+
+
+def test_token_mlp_pattern_is_its_channel_mean_jacobian_and_cannot_be_replaced():
+    cfg = cfg_for("token_mlp", n_layer=1, seq_len=6, d_model=4, n_head=2)
+    layer = TokenMLP(cfg, n_seeds=1, layer=0)
+    layer.reset_seed_(0, torch.Generator().manual_seed(0))
+    x = torch.randn(1, 6, 4, generator=torch.Generator().manual_seed(2), dtype=torch.float32)
+    seen = {}
+    layer(x, batch=1, hooks={"blocks.0.attn.hook_pattern": lambda M, name: seen.setdefault("M", M)})
+    J = torch.autograd.functional.jacobian(lambda v: layer(v, batch=1, hooks=None), x)[0, :, :, 0, :, :]
+    per_channel = torch.stack([J[:, c, :, c] for c in range(4)])  # [C, T, T]: dz[t, c] / dx[s, c]
+    assert seen["M"].shape == (1, 1, 2, 6, 6)
+    torch.testing.assert_close(seen["M"][0, 0, 0], per_channel.mean(0), rtol=1e-5, atol=1e-6)
+    assert torch.all(seen["M"].triu(diagonal=1) == 0)
+    with pytest.raises(ValueError, match="Jacobian"):
+        layer(x, batch=1, hooks={"blocks.0.attn.hook_pattern": lambda M, name: torch.eye(6).expand_as(M)})
 
 
 @pytest.mark.parametrize("mixer", OTHERS)

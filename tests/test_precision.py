@@ -58,7 +58,7 @@ def test_cpu_flags_are_read_from_cpuinfo(tmp_path):
 
 
 @pytest.mark.skipif(not HAS_BF16, reason="no fast bfloat16 on this CPU")
-@pytest.mark.parametrize("mixer", ["attention", "mlp_mixer", "mamba2", "gated_deltanet", "rwkv7"])
+@pytest.mark.parametrize("mixer", ["attention", "static_mixing", "token_mlp", "unmasked_mixing", "mamba2", "gated_deltanet", "rwkv7"])
 def test_weights_optimiser_and_loss_stay_float32_under_autocast(mixer):
     cfg = ModelConfig(vocab_size=2, seq_len=40, n_layer=1, d_model=16, n_head=2, d_mlp=32, mixer=mixer)
     tokens = torch.randint(0, 2, (2, 4, 40), generator=torch.Generator().manual_seed(0))

@@ -251,7 +251,8 @@ def test_the_context_reads_the_paper_profiles_count_per_claim():
     assert ctx.paper_n("linear-map-entropy") is None          # its rule forecasts no seed count
     # an architecture's own seed count: the arms compared count at the fewer of theirs
     own = copy.deepcopy(paper)
-    own["sweeps"]["mixers"]["architectures"]["mlp_mixer"]["n_seeds"] = {"cellular_automata": 200}
+    own["sweeps"]["mixers"]["architectures"]["static_mixing"]["n_seeds"] = {"cellular_automata": 200}
+    own["sweeps"]["mixers"]["architectures"]["token_mlp"]["n_seeds"] = {"cellular_automata": 300}
     own["sweeps"]["mixers"]["architectures"]["transformer"]["n_seeds"] = {"cellular_automata": 100}
     assert sc.Context(claims, PAPER, own).paper_n("mixer-automata") == 100
     own["sweeps"]["mixers"]["architectures"]["transformer"]["n_seeds"] = None   # unset: the setting's
@@ -351,10 +352,10 @@ def test_settings_with_fewer_seeds_sit_beside_the_others_with_absent_rows():
 
 def test_mixer_comparisons_name_each_arm_beside_its_median():
     # the Mixer emerges at ~800 steps, the transformer at ~400: "Mixer faster" is refuted, and the
-    # reason names which median is whose (the ratio reads transformer over mlp_mixer)
-    cells = [("linear_map", "S16_s02", "transformer", "attention", 400), ("linear_map", "S16_s02", "mlp_mixer",
-             "mlp_mixer", 800), ("cellular_automata", "S008", "transformer", "attention", 300),
-             ("cellular_automata", "S008", "mlp_mixer", "mlp_mixer", 600)]
+    # reason names which median is whose (the ratio reads transformer over static_mixing)
+    cells = [("linear_map", "S16_s02", "transformer", "attention", 400), ("linear_map", "S16_s02", "static_mixing",
+             "static_mixing", 800), ("cellular_automata", "S008", "transformer", "attention", 300),
+             ("cellular_automata", "S008", "static_mixing", "static_mixing", 600)]
     sm = summary([(16, 2, c[4], c[4] // 2) for c in cells], n_seed=5, budget=3000)
     sm = sm.assign(task=("cell", [c[0] for c in cells]), setting=("cell", [c[1] for c in cells]),
                    architecture=("cell", [c[2] for c in cells]), mixer=("cell", [c[3] for c in cells]),
@@ -363,8 +364,8 @@ def test_mixer_comparisons_name_each_arm_beside_its_median():
     rows = by_id(sc.mixer_claims(sm, context()))
     faster = rows["mixer-faster"]
     assert faster.verdict == "not reproduced", faster.reason
-    assert "linear map S16_s02, mlp_mixer vs transformer: 800 vs 400" in faster.reason
-    assert "cellular automata S008, transformer vs mlp_mixer: 300 vs 600" in rows["mixer-automata"].reason
+    assert "linear map S16_s02, static_mixing vs transformer: 800 vs 400" in faster.reason
+    assert "cellular automata S008, transformer vs static_mixing: 300 vs 600" in rows["mixer-automata"].reason
 
 
 def test_the_bias_comparison_names_its_control():
@@ -425,22 +426,72 @@ def test_the_sharpening_head_is_ranked_on_one_half_of_the_prompts_and_measured_o
     assert sc.top_head_sharpening(old, 0, 0) == pytest.approx(-2.0)
 
 
-def mixer_summary(setting: str, task_config: dict | None, mixer_step: float, transformer_step: float, n_seed=8):
+def mixer_summary(setting: str, task_config: dict | None, mixer_step: float, transformer_step: float, n_seed=8,
+                  arms: dict | None = None):
     """A mixer-comparison summary of one linear-map setting: the Mixer and the transformer
-    emerging at about the given steps (budget 3000)."""
+    emerging at about the given steps (budget 3000); `arms`, architecture -> (mixer, step, final
+    loss), replaces the two (a step past the budget: censored there)."""
+    arms = arms or {"static_mixing": ("static_mixing", mixer_step, 0.0),
+                    "transformer": ("attention", transformer_step, 0.0)}
     spread = np.linspace(0.9, 1.1, n_seed)
     data = {}
+    steps = np.array([np.minimum(a[1] * spread, 3000.0) for a in arms.values()])
+    censored = np.array([(a[1] * spread >= 3000.0) for a in arms.values()]).astype(np.int8)
     for what in ("emergence", "solved", "plateau_end"):
-        data[f"{what}_step"] = (("cell", "seed"), np.array([mixer_step * spread, transformer_step * spread]))
-        data[f"{what}_censored"] = (("cell", "seed"), np.zeros((2, n_seed), np.int8))
-    data.update({"task": (("cell",), np.array(["linear_map"] * 2)), "setting": (("cell",), np.array([setting] * 2)),
-                 "architecture": (("cell",), np.array(["mlp_mixer", "transformer"])),
-                 "mixer": (("cell",), np.array(["mlp_mixer", "attention"])),
-                 "budget_step": (("cell",), np.full(2, 3000)),
-                 "final_output_loss": (("cell", "seed"), np.zeros((2, n_seed)))})
+        data[f"{what}_step"] = (("cell", "seed"), steps)
+        data[f"{what}_censored"] = (("cell", "seed"), censored)
+    data.update({"task": (("cell",), np.array(["linear_map"] * len(arms))),
+                 "setting": (("cell",), np.array([setting] * len(arms))),
+                 "architecture": (("cell",), np.array(list(arms))),
+                 "mixer": (("cell",), np.array([a[0] for a in arms.values()])),
+                 "budget_step": (("cell",), np.full(len(arms), 3000)),
+                 "final_output_loss": (("cell", "seed"), np.array([a[2] + 0.01 * spread for a in arms.values()]))})
     if task_config is not None:
-        data["task_config"] = (("cell",), np.array([json.dumps(task_config)] * 2))
+        data["task_config"] = (("cell",), np.array([json.dumps(task_config)] * len(arms)))
     return xr.Dataset(data)
+
+
+def test_the_mixer_is_either_reading_each_at_half_alpha_and_the_reason_names_which():
+    ctx = sc.Context(dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=400), PAPER,
+                     load_params(profile="paper"))
+    at_three = {"state_size": 16, "sparsity": 3}
+    arms = {"transformer": ("attention", 5000, 0.35), "static_mixing": ("static_mixing", 2500, 0.35),
+            "token_mlp": ("token_mlp", 300, 0.34), "unmasked_mixing": ("unmasked_mixing", 20, 0.0)}
+    rows = by_id(sc.mixer_claims(mixer_summary("S16_s03", at_three, 0, 0, arms=arms), ctx))
+    faster = rows["mixer-faster"]
+    assert faster.verdict == "reproduced", faster.reason
+    assert "2 parts, each at alpha / 2" in faster.reason
+    assert "8 (token_mlp, linear map): reproduced" in faster.reason
+    assert "8 (static_mixing, linear map): " in faster.reason and faster.claim == "8 (Mixer, linear map)"
+    # the control: the unmasked matrix 'emerges' at once, far before the masked one
+    control = rows["mixer-unmasked-control"]
+    assert control.verdict == "reproduced" and "unmasked_mixing" in control.reason
+    # neither reading faster (the transformer first): not reproduced at the paper's setting
+    slow = dict(arms, transformer=("attention", 800, 0.35), token_mlp=("token_mlp", 1600, 0.35),
+                static_mixing=("static_mixing", 1700, 0.35))
+    assert by_id(sc.mixer_claims(mixer_summary("S16_s03", at_three, 0, 0, arms=slow), ctx)
+                 )["mixer-faster"].verdict == "not reproduced"
+    # without the control's arm there is no control row
+    no_control = {k: v for k, v in arms.items() if k != "unmasked_mixing"}
+    assert "mixer-unmasked-control" not in by_id(sc.mixer_claims(mixer_summary("S16_s03", at_three, 0, 0,
+                                                                               arms=no_control), ctx))
+
+
+def test_only_the_mixer_far_below_chance_is_read_in_the_final_loss_at_the_sparser_settings():
+    ctx = sc.Context(dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=400), PAPER,
+                     load_params(profile="paper"))
+    arms = {"transformer": ("attention", 5000, 0.59), "static_mixing": ("static_mixing", 5000, 0.60),
+            "token_mlp": ("token_mlp", 5000, 0.40)}
+    lm = mixer_summary("S16_s03", {"state_size": 16, "sparsity": 3}, 0, 0, arms=arms)
+    seven = mixer_summary("S16_s07", {"state_size": 16, "sparsity": 7}, 0, 0, arms=arms)
+    both = xr.concat([lm, seven], dim="cell")
+    sparser = by_id(sc.mixer_claims(both, ctx))["mixer-sparser"]
+    assert sparser.verdict == "reproduced", sparser.reason
+    assert "8 (token_mlp, sparser maps), linear map S16_s07: reproduced" in sparser.reason
+    worse = {**arms, "token_mlp": ("token_mlp", 5000, 0.62)}
+    seven = mixer_summary("S16_s07", {"state_size": 16, "sparsity": 7}, 0, 0, arms=worse)
+    assert by_id(sc.mixer_claims(xr.concat([lm, seven], dim="cell"), ctx))["mixer-sparser"].verdict \
+        == "not reproduced"
 
 
 def test_a_mixer_verdict_against_the_paper_needs_the_papers_sparsity():

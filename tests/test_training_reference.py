@@ -13,8 +13,8 @@ def runs(tmp_path_factory):
     return ref.reference_runs(tmp_path_factory.mktemp("reference"))
 
 
-NAMES = ["linear_map", "cellular_automata", "mixer mlp_mixer", "mixer mamba2", "mixer gated_deltanet", "mixer rwkv7",
-         "language_model", "language_model+dyck"]
+NAMES = ["linear_map", "cellular_automata", "mixer static_mixing", "mixer token_mlp", "mixer unmasked_mixing",
+         "mixer mamba2", "mixer gated_deltanet", "mixer rwkv7", "language_model", "language_model+dyck"]
 
 
 def test_every_run_has_a_reference(runs):

@@ -4,7 +4,8 @@ by a cold default run.
 
 The runs go through the code every experiment trains by: a linear-map cell and an automata
 cell through `runner.run_training`, the smoke mixer comparison's linear-map cell of each other
-sequence mixer (MLP-Mixer, Mamba-2, Gated DeltaNet, RWKV-7: their reference implementations,
+sequence mixer (the two MLP-Mixer readings and the unmasked control, Mamba-2, Gated DeltaNet,
+RWKV-7: their reference implementations,
 eager), and a tiny language model and its Dyck-pre-pretrained twin through
 `language_model.train_size`. Each result is summarised by its layout (dims, coords,
 attributes other than the code and torch versions) and, per variable, its mean, mean absolute

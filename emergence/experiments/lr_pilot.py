@@ -8,7 +8,7 @@ numbers, into params.yaml (sweeps.mixers.architectures.<name>.lr) before the run
 Pilot cells go through the cell cache like any other (a rerun trains nothing).
 
     python -m emergence.experiments.lr_pilot --lrs 0.001 0.003 0.01 --steps 1500 --seeds 2 \
-        [--task linear_map|cellular_automata] [--architectures transformer mlp_mixer] [--profile default]
+        [--task linear_map|cellular_automata] [--architectures transformer static_mixing token_mlp] [--profile default]
 """
 from __future__ import annotations
 

@@ -54,10 +54,11 @@ class SeedCounts:
 class Architecture:
     """One architecture of the comparison. Unset (null or absent) keys take the task's value:
     n_head the task model's, lr its train.lr, compile its train.compile, n_seeds the sweep's
-    for that task; tasks every task."""
+    for that task; tasks every task, sparsities every sparsity of the linear map's."""
     mixer: Literal[MIXERS]
     profiles: list[Literal["default", "smoke", "paper"]]
     tasks: list[Literal[TASKS]] | None = None
+    sparsities: list[int] | None = number(1, 4096, default=None)
     n_head: int | None = number(1, 1024, default=None)
     d_state: int | None = number(1, 1024, default=None)
     expand: int | None = number(1, 16, default=None)
@@ -101,9 +102,20 @@ class MixerSweepArgs:
     kernels: Literal[KERNELS] = "reference"
 
     def check(self, key: str) -> None:
-        for name in self.architectures:
+        for name, arch in self.architectures.items():
             if not name.replace("_", "").isalnum():
                 raise ConfigError(f"{key}.architectures.{name}: names are letters, digits and '_'")
+            stray = sorted(set(arch.sparsities or ()) - set(self.linear_map.sparsities))
+            if stray:
+                raise ConfigError(f"{key}.architectures.{name}.sparsities: each must be one of linear_map.sparsities "
+                                  f"({self.linear_map.sparsities}), got {stray}")
+
+
+def runs_setting(arch: dict, task: str, overrides: dict) -> bool:
+    """Whether an architecture runs a task setting (its `tasks` and, on the linear map, `sparsities`)."""
+    if arch.get("tasks") is not None and task not in arch["tasks"]:
+        return False
+    return task != "linear_map" or arch.get("sparsities") is None or overrides["sparsity"] in arch["sparsities"]
 
 
 def settings(sweep: dict) -> list[tuple[str, dict, str]]:
@@ -161,7 +173,7 @@ def cells(params: dict) -> list[tuple[str, dict]]:
     out = []
     for task, overrides, label in settings(sweep):
         for arch_name, arch in architectures(params).items():
-            if arch.get("tasks") is not None and task not in arch["tasks"]:
+            if not runs_setting(arch, task, overrides):
                 continue
             out.append((f"{task}-{label}-{arch_name}", cell_config(params, task, overrides, arch)))
     return out
