@@ -606,7 +606,7 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     unmasked, masked = (by_mixer.get(m) for m in UNMASKED_CONTROL)
     if unmasked and masked:
         control = compare("mixer-unmasked-control", unmasked, masked, "linear_map", "emergence",
-                          "8 (control: the Mixer's mask)", f"KM median emergence, {masked} over {unmasked}")
+                          "8 (control, unmasked Mixer)", f"KM median emergence, {masked} over {unmasked}")
         if control is not None:
             out.append(("mixer-unmasked-control", control))
     parts = [v for a in archs if a != reference and mixers[a] not in (*MIXER_READINGS, UNMASKED_CONTROL[0])
