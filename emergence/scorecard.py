@@ -388,6 +388,21 @@ def all_heads(ds: xr.Dataset, what: str, i: int, k: int) -> float:
         else float("nan")
 
 
+# The language models here are this report's, not the paper's: the paper states claims 1-3 of
+# Pythia (data/paper/claims.yaml `setting: {model: [Pythia]}`), which the pythia stage tests
+# where the hub can be reached.
+OUR_LANGUAGE_MODELS = "this report's 2-layer language models on its synthetic corpus"
+
+
+def at_the_papers_model(rows: list[tuple[str, Verdict]], ctx: Context) -> list[tuple[str, Verdict]]:
+    """Each language-model row whose claim the paper states of Pythia, read as decided on another
+    model (`vd.at_the_papers_setting`): no verdict against the paper from this report's models."""
+    runs = bool(ctx.paper_profile is not None and ctx.paper_profile["pythia"]["enabled"])
+    return [(key, vd.at_the_papers_setting(v, used=[{"model": OUR_LANGUAGE_MODELS}], paper=ctx.paper_setting(key),
+                                           profile_runs_it=runs) if ctx.paper_setting(key) else v)
+            for key, v in rows]
+
+
 def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str, Verdict]]:
     c, out = ctx.c, []
     models = [str(s) for s in probes["size"].values]
@@ -478,7 +493,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
         if "random" in twins:
             parts = [versus(t, twins["random"], "random-token control") for t in structured]
             out.append(("lm-pretraining-control", _any_of(parts, "9 (language models, control)", ctx.common("lm-pretraining-control"))))
-    return out
+    return at_the_papers_model(out, ctx)
 
 
 def _any_of(parts: list[Verdict], claim: str, common: dict) -> Verdict:

@@ -513,3 +513,28 @@ def test_a_mixer_verdict_against_the_paper_needs_the_papers_sparsity():
     paper_profile["sweeps"]["mixers"]["linear_map"]["sparsities"] = [2]
     assert by_id(sc.mixer_claims(mixer_summary("S16_s02", slower, 1600, 800), sc.Context(claims, PAPER, paper_profile))
                  )["mixer-faster"].verdict == "inconclusive"
+
+
+def test_a_language_model_verdict_against_the_paper_needs_pythia():
+    claims = context().c
+    ctx = sc.Context(claims, PAPER, load_params(profile="paper"))
+    refuted = sc.vd.Verdict(claim="1 (language models, seed-dependent)", statement="", paper="", statistic="s",
+                            estimate=1.1, interval=(1.05, 1.2), n=10, censored=0, detectable="", verdict="not reproduced",
+                            reason="spans: 1.08 [1.06, 1.21]")
+    held = replace(refuted, verdict="reproduced", reason="digits: 3.1")
+    rows = dict(sc.at_the_papers_model([("lm-random-times", refuted), ("lm-size", held),
+                                        ("lm-pretraining", refuted)], ctx))
+    # the paper states claim 1 of Pythia: ours is no verdict against it, and says whose models decided
+    assert rows["lm-random-times"].verdict == "inconclusive"
+    assert "model = this report's 2-layer language models" in rows["lm-random-times"].reason
+    assert "where the paper states it at model = Pythia" in rows["lm-random-times"].reason
+    assert "here: not reproduced; spans: 1.08" in rows["lm-random-times"].reason
+    # a verdict for the paper stands, naming where it was decided
+    assert rows["lm-size"].verdict == "reproduced" and "model = Pythia" in rows["lm-size"].reason
+    # claim 9 names no model of the paper's: its verdict stands as decided
+    assert rows["lm-pretraining"] == refuted
+    # where the paper profile runs Pythia, the verdict waits for it
+    pythia = load_params(profile="paper")
+    pythia["pythia"]["enabled"] = True
+    assert dict(sc.at_the_papers_model([("lm-random-times", refuted)], sc.Context(claims, PAPER, pythia))
+                )["lm-random-times"].verdict == "needs the paper profile"
