@@ -25,8 +25,6 @@ def test_profile_subsets():
     ("sparsities", [1, 9], "sparsities: each must be in [1, state_size=8]"),
     ("default", [1, 3], "default: must be a subset"),
     ("smoke", "1 4", "a YAML list"),
-    ("steps", 0, "steps"),
-    ("steps", 2.5, "steps"),
 ])
 def test_bad_grid_rows_are_rejected(field, value, message):
     p = load_params()
@@ -41,17 +39,6 @@ def test_cell_config_overrides_only_the_cell_and_budget(params):
     cfg = sweep.cell_config(params, 16, 5)["linear_map"]
     assert (cfg["task"]["state_size"], cfg["task"]["sparsity"]) == (16, 5)
     assert cfg["train"]["steps"] == 12 and cfg["model"] == params["linear_map"]["model"]
-
-
-def test_a_rows_own_steps_replace_the_sweeps_for_its_cells_only(params):
-    row = {"state_size": 8, "sparsities": [1, 4], "default": [1, 4], "smoke": [1, 4], "steps": 30}
-    cells = sweep.row_file(params, "S08", row).cells
-    assert [c["linear_map"]["train"]["steps"] for c in cells] == [30, 30]
-    assert all(c["linear_map"]["train"]["checkpoint_every"] == 30 for c in cells)
-    # the same cell a pilot trains with the sweep's steps set to 30: one cache key
-    pilot = {**params, "sweeps": {**params["sweeps"], "sparsity": {**params["sweeps"]["sparsity"], "steps": 30}}}
-    assert cells[1] == sweep.cell_config(pilot, 8, 4)
-    assert sweep.row_file(params, "S08", dict(row, steps=None)).cells[0]["linear_map"]["train"]["steps"] == 12
 
 
 def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeypatch):
@@ -78,3 +65,17 @@ def _write(tmp_path, ds):
     path = tmp_path / "row.nc"
     write_netcdf(ds, path)
     return path
+
+
+def test_the_budget_pilot_trains_the_sweeps_cell_at_the_longer_budget(tmp_path, params, monkeypatch):
+    from emergence.experiments.sparsity_pilot import pilot_rows
+
+    rows = pilot_rows(params, 6, [1, 3], steps=18, n_seeds=1, scratch=tmp_path)
+    assert [(r["sparsity"], r["steps"]) for r in rows] == [(1, 18), (3, 18)]
+    assert all(r["solved"].endswith("/1") and r["emergence"].endswith("/1") for r in rows)
+    # the pilot's cell is the sweep's at that budget: the sweep then loads it instead of training
+    longer = dict(params, sweeps={**params["sweeps"], "sparsity": {**params["sweeps"]["sparsity"], "steps": 18,
+                                                                    "n_seeds": 1}})
+    row = {"state_size": 6, "sparsities": [1, 3], "default": [1, 3], "smoke": [1, 3]}
+    monkeypatch.setattr(train, "train_step", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
+    assert sweep.run_row(longer, "S06", row, tmp_path)["sparsity"].values.tolist() == [1, 3]

@@ -1,8 +1,8 @@
 """A budget pilot for the sparsity sweep (claim 4): cells of one state size trained for a
-longer budget than the sweep's, read by the sweep's statistics (seeds solved, with censoring),
-so that a row's own `steps` can be chosen, with the pilot's numbers, before the run that decides.
-Pilot cells go through the cell cache like any other (a rerun trains nothing; a pilot cell
-whose configuration the sweep then runs is not trained again).
+longer budget than the sweep's, read by the sweep's statistics (seeds emerged and solved, with
+censoring): whether a longer budget would decide a claim the sweep's leaves to the paper
+profile, measured before the budget is spent (docs/pilots.md). Pilot cells go through the cell
+cache like any other (a rerun trains nothing).
 
     python -m emergence.experiments.sparsity_pilot --state-size 8 --sparsities 4 6 8 --steps 3000 \
         [--seeds 4] [--profile default]

@@ -24,13 +24,11 @@ NO_CELLS = "no cell of this row runs on this profile"
 @dataclass(frozen=True, kw_only=True)
 class GridRow:
     """One state size S of the grid: the paper's sparsities, and the subsets the default and
-    smoke profiles run (the paper profile runs them all); `steps`, where set, this row's
-    training steps in place of the sweep's."""
+    smoke profiles run (the paper profile runs them all)."""
     state_size: int = number(1, 4096)
     sparsities: list[int] = number(1, 4096)
     default: list[int] = number(1, 4096)
     smoke: list[int] = number(1, 4096)
-    steps: int | None = number(1, 10_000_000, default=None)
 
     def check(self, key: str) -> None:
         bad = [x for x in self.sparsities if x > self.state_size]
@@ -48,16 +46,14 @@ class SparsitySweepArgs(Budget):
     grid: dict[str, GridRow]
 
 
-def cell_config(params: dict, state_size: int, sparsity: int, steps: int | None = None) -> dict:
-    """The full linear_map parameters of one cell (a params dict with a `linear_map` section),
-    trained for `steps` where given, else the sweep's."""
-    budget = dict(params["sweeps"][SWEEP], **({"steps": steps} if steps is not None else {}))
-    return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, budget)
+def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
+    """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
+    return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, params["sweeps"][SWEEP])
 
 
 def row_file(params: dict, row_name: str, row: dict) -> SweepFile:
     S, sparsities = row["state_size"], sparsities_on(row, params["profile"])
-    return SweepFile(row_name, [cell_config(params, S, s, row.get("steps")) for s in sparsities],
+    return SweepFile(row_name, [cell_config(params, S, s) for s in sparsities],
                      {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
                       "profile": params["profile"]}, dim="sparsity", values=sparsities)
 
