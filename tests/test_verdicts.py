@@ -684,6 +684,11 @@ def test_final_loss_on_the_papers_numbers():
     # one run per head size 4 / 8 / 16, taken as three runs of each arm
     assert loss_verdict([0.336, 0.336, 0.336], [0.692, 0.692, 0.692]).verdict == "reproduced"
     assert loss_verdict([0.15, 0.12, 0.12], [1.37, 1.30, 0.98]).verdict == "reproduced"
+    # Fig 6 (claim 8, the sparser maps): the Mixer's final loss below the transformer's at s = 5 and 7,
+    # at the level the scorecard tests the deciding reading (alpha: 3 runs an arm cannot reach alpha / 2)
+    assert loss_verdict([0.395] * 3, [0.59] * 3).verdict == "reproduced"
+    assert loss_verdict([0.46] * 3, [0.585] * 3).verdict == "reproduced"
+    assert loss_verdict([0.46] * 3, [0.585] * 3, alpha=ALPHA / 2).verdict != "reproduced"
 
 
 class _Fixed:

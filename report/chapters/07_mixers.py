@@ -22,9 +22,9 @@
 # The paper does not specify its causal MLP-Mixer, so it is read two ways, each its own arm:
 # `static_mixing`, one learned lower-triangular T x T matrix on projected values (the same
 # mixing for every sequence), and `token_mlp`, the token-mixing MLP of Tolstikhin et al. (2021),
-# which the paper cites: two masked layers across positions with a GELU, shared over channels.
-# A claim about "the Mixer" holds here when it holds for either reading, each tested at half the
-# level. `unmasked_mixing` is a control, not a claim: the static matrix without its mask sees the
+# which the paper names and cites: two masked layers across positions with a GELU, shared over
+# channels. The MLP decides the claims about "the Mixer"; the linear reading is tested the same
+# way and its verdict stands beside, deciding nothing. `unmasked_mixing` is a control, not a claim: the static matrix without its mask sees the
 # token it predicts, so it must look "faster" for the wrong reason; that it does shows the two
 # readings' masks are what keeps them honest.
 
