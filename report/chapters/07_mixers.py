@@ -280,29 +280,26 @@ if automata_cells:
     ca_task = json.loads(cells[automata_cells[0]].attrs["config"])["cellular_automata"]["task"]
     ca_layout = layout_of(ca_task)
     pools = sorted({ca_task["n_rules"], 16, 256})
-    rows = []
-    for n in pools:
-        left = mean_consistent_rules(n, ca_layout, ca_task["rule_seed"])
-        rows.append({"rules in the pool": f"{n:,}" + (" (this run)" if n == ca_task["n_rules"] else "")
-                     + (" (the paper)" if n == 256 else ""),
-                     **{f"consistent after {k} transition{'s' if k > 1 else ''}": f"{left[k - 1]:.3f}"
-                        for k in (1, 2, 3)},
-                     "table entries in the pool": f"{n * ca_layout.table_size:,}"})
+    left = {n: mean_consistent_rules(n, ca_layout, ca_task["rule_seed"]) for n in pools}
+    rows = [{"rules in the pool": f"{n:,}" + (" (this run)" if n == ca_task["n_rules"] else "")
+             + (" (the paper)" if n == 256 else ""),
+             **{f"consistent after {k} transition{'s' if k > 1 else ''}": f"{left[n][k - 1]:.3f}" for k in (1, 2, 3)},
+             "table entries in the pool": f"{n * ca_layout.table_size:,}"} for n in pools]
     display(table(pd.DataFrame(rows), index=False))
-    after_one = {n: float(mean_consistent_rules(n, ca_layout, ca_task["rule_seed"])[0]) for n in pools}
-    own, paper_pool = after_one[ca_task["n_rules"]], after_one[256]
+    own, paper_pool = float(left[ca_task["n_rules"]][0]), float(left[256][0])
     identified = ("telling the rule apart is not the hard part at this state size, even for the paper's pool"
                   if paper_pool < 1.5 else "the paper's pool needs several transitions to single out its rule, "
                   "this run's " + ("one" if own < 1.5 else "several"))
-    md(f"With S = {ca_layout.state_size} cells a state, one transition shows {ca_layout.state_size} windows, which "
-       f"leaves {own:.2f} rules of this run's {ca_task['n_rules']} on average and {paper_pool:.2f} of 256: "
-       f"{identified}. What the pool's size changes is what there is to know: "
-       f"{ca_task['n_rules'] * ca_layout.table_size:,} table entries for this run's pool against "
-       f"{256 * ca_layout.table_size:,} for the paper's. A small pool can be learned whole, its rule recognised "
-       "by averaging over the prefix, which a static mixing matrix does natively; with a large one a model must "
-       "read a window's next colour from where that window occurred earlier in the same sequence, a lookup by "
-       "content. So a small pool cannot test the claim, and the scorecard reads a verdict against the paper "
-       "from it as needing the paper's pool (data/paper/claims.yaml `setting`).")
+    display(md(
+        f"With S = {ca_layout.state_size} cells a state, one transition shows {ca_layout.state_size} windows, which "
+        f"leaves {own:.2f} rules of this run's {ca_task['n_rules']} on average and {paper_pool:.2f} of 256: "
+        f"{identified}. What the pool's size changes is what there is to know: "
+        f"{ca_task['n_rules'] * ca_layout.table_size:,} table entries for this run's pool against "
+        f"{256 * ca_layout.table_size:,} for the paper's. A small pool can be learned whole, its rule recognised "
+        "by averaging over the prefix, which a static mixing matrix does natively; with a large one a model must "
+        "read a window's next colour from where that window occurred earlier in the same sequence, a lookup by "
+        "content. So a small pool cannot test the claim, and the scorecard reads a verdict against the paper "
+        "from it as needing the paper's pool (data/paper/claims.yaml `setting`)."))
 
 # %% [markdown]
 # ## Claims
