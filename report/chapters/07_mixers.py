@@ -268,34 +268,38 @@ fig.tight_layout()
 # is drawn from a pool and must be read from the sequence's own transitions. How many of the
 # pool's rules stay consistent with the transitions seen so far says how much there is to infer;
 # the table computes it (512 sequences of this run's automata layout, each from a rule of the
-# pool and a random first state) for this run's pool and for larger ones, the paper's 256 among
+# pool and a random first state) for this run's pool and for larger ones, the paper's pool among
 # them, beside the number of table entries a model would have to hold to know the whole pool.
 
 # %%
+from emergence.params import REPO_ROOT
 from emergence.rule_inference import mean_consistent_rules
+from emergence.scorecard import read_paper_claims
 from emergence.tasks.cellular_automata import layout_of
+
+papers_pool = read_paper_claims(REPO_ROOT / "data" / "paper" / "claims.yaml")["mixer-automata"]["setting"]["n_rules"][0]
 
 automata_cells = [k for k in cells if k.startswith("cellular_automata-")]
 if automata_cells:
     ca_task = json.loads(cells[automata_cells[0]].attrs["config"])["cellular_automata"]["task"]
     ca_layout = layout_of(ca_task)
-    pools = sorted({ca_task["n_rules"], 16, 256})
+    pools = sorted({ca_task["n_rules"], 16, papers_pool})
     left = {n: mean_consistent_rules(n, ca_layout, ca_task["rule_seed"]) for n in pools}
     rows = [{"rules in the pool": f"{n:,}" + (" (this run)" if n == ca_task["n_rules"] else "")
-             + (" (the paper)" if n == 256 else ""),
+             + (" (the paper)" if n == papers_pool else ""),
              **{f"consistent after {k} transition{'s' if k > 1 else ''}": f"{left[n][k - 1]:.3f}" for k in (1, 2, 3)},
              "table entries in the pool": f"{n * ca_layout.table_size:,}"} for n in pools]
     display(table(pd.DataFrame(rows), index=False))
-    own, paper_pool = float(left[ca_task["n_rules"]][0]), float(left[256][0])
+    own, paper_pool = float(left[ca_task["n_rules"]][0]), float(left[papers_pool][0])
     identified = ("telling the rule apart is not the hard part at this state size, even for the paper's pool"
                   if paper_pool < 1.5 else "the paper's pool needs several transitions to single out its rule, "
                   "this run's " + ("one" if own < 1.5 else "several"))
     display(md(
         f"With S = {ca_layout.state_size} cells a state, one transition shows {ca_layout.state_size} windows, which "
-        f"leaves {own:.2f} rules of this run's {ca_task['n_rules']} on average and {paper_pool:.2f} of 256: "
+        f"leaves {own:.2f} rules of this run's {ca_task['n_rules']} on average and {paper_pool:.2f} of {papers_pool}: "
         f"{identified}. What the pool's size changes is what there is to know: "
         f"{ca_task['n_rules'] * ca_layout.table_size:,} table entries for this run's pool against "
-        f"{256 * ca_layout.table_size:,} for the paper's. A small pool can be learned whole, its rule recognised "
+        f"{papers_pool * ca_layout.table_size:,} for the paper's. A small pool can be learned whole, its rule recognised "
         "by averaging over the prefix, which a static mixing matrix does natively; with a large one a model must "
         "read a window's next colour from where that window occurred earlier in the same sequence, a lookup by "
         "content. So a small pool cannot test the claim, and the scorecard reads a verdict against the paper "
