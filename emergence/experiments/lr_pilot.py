@@ -73,6 +73,7 @@ def pilot_rows(params: dict, lrs: list[float] | None, steps: int, n_seeds: int, 
             rows.append({"architecture": name, "lr": lr, "setting": label, "steps": steps,
                          "emerged": f"{int((~censored).sum())}/{len(t)}",
                          "km_median_emergence": km_median(t, censored),
+                         "emergence_steps": [None if c else int(x) for x, c in zip(t, censored)],
                          "mean_final_loss": float(np.nanmean(stats["final_output_loss"].values))})
     return rows
 

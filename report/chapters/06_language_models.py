@@ -412,7 +412,7 @@ if runs:
 py = load("pythia_results")
 if py.attrs.get("status") != "ran":
     display(md("""Not run on this machine: the Pythia analysis downloads checkpoints from the Hugging Face
-hub and is off by default (`pythia.enabled: false` in params.yaml; README says how to run it and
+hub and is off by default (`pythia.enabled: false` in params.yaml; docs/cluster.md says how to run it and
 what it costs). The small models above stand in for it."""))
 else:
     rows = []
