@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
+from emergence.experiments import lm_variants as lv  # noqa: E402
 from emergence.io import read_netcdf  # noqa: E402
 from emergence.params import REPO_ROOT, flatten, merged_params  # noqa: E402
 from emergence.render import html_page, pdf_document  # noqa: E402
@@ -240,7 +241,7 @@ def _automata(ax, rev: dict, style: str, colour: str) -> None:
 
 def _language_models(ax, rev: dict, style: str, colour: str) -> None:
     pr = rev["lm_probes"]
-    sizes = [str(s) for s in pr["size"].values if "+" not in str(s)]
+    sizes = lv.sizes(pr["size"].values)
     solved = [float((pr["bracket_censored"].sel(size=s).values == 0).mean()) for s in sizes]
     ax.plot(range(len(sizes)), solved, style, marker="o", color=colour, label=rev["role"])
     ax.set_xticks(range(len(sizes)), sizes)

@@ -76,7 +76,7 @@ def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:
     section = params["language_model"]
     layout, train = lm.layout_of(section), section["train"]
     out = []
-    for name, (size, kind) in lm.variants(section).items():
+    for name, (size, kind, _) in lm.variants(section).items():
         steps = train["steps"] + lm.pretraining_steps(section, kind)
         sequences = float(steps * train["batch_size"] * train["n_seeds"])
         out.append((name, training_flops(lm.model_config(section["sizes"][size], layout), layout["seq_len"], sequences),
@@ -131,7 +131,7 @@ def calibrate_language_model(params: dict, variant: str, seconds: float, referen
     and where even one seed's would be (the paper's medium and large models on a CPU: one seed of
     the large one took 134 s to time on 2 cores), the variant takes the reference factor."""
     section = params["language_model"]
-    size, pretraining = lm.variants(section)[variant]
+    size, pretraining, _ = lm.variants(section)[variant]
     modelled = variant_seconds(section, size, pretraining)
     train = section["train"]
     steps = len(seed_groups(train)) * (train["steps"] + lm.pretraining_steps(section, pretraining))

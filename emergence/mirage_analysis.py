@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from emergence import mirage as mi
+from emergence.experiments import lm_variants as lv
 from emergence.survival import km_median
 
 UNIT_METRICS = ("accuracy", "cross_entropy")            # discontinuous, continuous
@@ -319,7 +320,7 @@ def language_models(probes: xr.Dataset, threshold: float, horizon_fraction: floa
     """Each from-scratch size's capabilities: greedy accuracy (discontinuous) against p(correct)
     of the answer (continuous), both from 0. The probes' checkpoints carry no attention
     statistics, so there is no precursor test here."""
-    sizes = [str(s) for s in probes["size"].values if "+" not in str(s)]
+    sizes = lv.sizes(probes["size"].values)
     p = probes.sel(size=sizes)
     steps = p["checkpoint_step"].values.astype(float)
     curves = np.stack([p["probe_accuracy"].values, p["probe_p_correct"].values]).astype(float)  # [metric, size, cap, seed, step]

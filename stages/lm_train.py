@@ -32,36 +32,36 @@ def variant_seconds(section: dict, size: str, kind: str | None) -> float:
                          float(steps * train["batch_size"] * train["n_seeds"]))
 
 
-def group_key(params: dict, size_name: str, group: int) -> dict:
+def group_key(params: dict, size_name: str, group: int, corpus: str | None = None) -> dict:
     """A from-scratch variant's seed group in the group store: the variant's key without its seed
     count, first seed or group size, with the group's seeds (emergence/experiments/cells.group_key)."""
-    key = lm.training_key(params, size_name, None)
+    key = lm.training_key(params, size_name, None, corpus)
     return {**key, "train": seedless(key["train"]), "seeds": seed_groups(params["language_model"]["train"])[group]}
 
 
-def _finish_groups(params: dict, size_name: str, scratch: Path, groups: list[int]) -> float:
+def _finish_groups(params: dict, variant: lm.Variant, scratch: Path, groups: list[int]) -> float:
     """Leave `groups` of a from-scratch variant trained to their end for `lm.train_size`
     (emergence/experiments/cells.finish_groups). Returns the seconds of the groups copied."""
     n_groups = len(seed_groups(params["language_model"]["train"]))
-    return finish_groups(lm.prepare_size(params, size_name), scratch,
-                         [group_key(params, size_name, g) for g in range(n_groups)], groups)
+    return finish_groups(lm.prepare_size(params, variant.size, corpus=variant.corpus), scratch,
+                         [group_key(params, variant.size, g, variant.corpus) for g in range(n_groups)], groups)
 
 
-def train_variant_group(params: dict, size_name: str, scratch: Path, group: int) -> float:
+def train_variant_group(params: dict, variant: lm.Variant, scratch: Path, group: int) -> float:
     """Train one seed group of a from-scratch variant to its end and store it, so that the
     variant's build then finds it finished and trains nothing (tested against the whole build).
     Returns its seconds."""
     start = time.perf_counter()
-    _finish_groups(params, size_name, scratch, [group])
+    _finish_groups(params, variant, scratch, [group])
     return time.perf_counter() - start
 
 
-def build_variant(params: dict, size_name: str, scratch: Path, pretraining: str | None, folder: Path) -> float:
+def build_variant(params: dict, variant: lm.Variant, scratch: Path, folder: Path) -> float:
     """A variant's cache entry (train.nc, checkpoints/); a from-scratch variant's seed groups come
     from the group store where it has them. Returns the seconds of the groups copied."""
     groups = range(len(seed_groups(params["language_model"]["train"])))
-    copied = 0.0 if pretraining else _finish_groups(params, size_name, scratch, list(groups))
-    lm.train_size(params, size_name, folder, scratch, pretraining=pretraining)
+    copied = 0.0 if variant.pretraining else _finish_groups(params, variant, scratch, list(groups))
+    lm.train_size(params, variant.size, folder, scratch, pretraining=variant.pretraining, corpus=variant.corpus)
     return copied
 
 
@@ -73,15 +73,16 @@ def variant_requests(params: dict, scratch: Path) -> dict[str, Request]:
     section = params["language_model"]
     train = section["train"]
     out = {}
-    for name, (size, kind) in lm.variants(section).items():
-        key, cost = lm.training_key(params, size, kind), variant_seconds(section, size, kind)
-        keys = [group_key(params, size, g) for g in range(len(seed_groups(train)))]
+    for name, variant in lm.variants(section).items():
+        size, kind, corpus = variant
+        key, cost = lm.training_key(params, size, kind, corpus), variant_seconds(section, size, kind)
+        keys = [group_key(params, size, g, corpus) for g in range(len(seed_groups(train)))]
         stored, todo = ([False], 1.0) if kind else groups_left(scratch, lm.NAME, keys, train)
         parts = () if kind else tuple(
-            Part(f"{lm.NAME}-{config_hash(keys[g])}", partial(train_variant_group, params, size, scratch, g),
+            Part(f"{lm.NAME}-{config_hash(keys[g])}", partial(train_variant_group, params, variant, scratch, g),
                  cost * share, stored[g])
             for g, share in enumerate(group_shares(train)))
-        out[name] = Request(lm.NAME, key, partial(build_variant, params, size, scratch, kind), cost, parts, todo)
+        out[name] = Request(lm.NAME, key, partial(build_variant, params, variant, scratch), cost, parts, todo)
     return out
 
 

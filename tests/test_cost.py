@@ -100,7 +100,7 @@ def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(
         return (0.5 if pre else 0.25) * per_seed, {e: 2.0 * per_seed for e in examples}
 
     monkeypatch.setattr(bench, "timed_step_and_evaluation", fake)
-    size, kind = next(v for v in lm.variants(section).values() if v[1] is not None)
+    size, kind, _ = next(v for v in lm.variants(section).values() if v.pretraining is not None)
     group = train["seeds_per_group"]
     groups = -(-train["n_seeds"] // group)
     corpus = train["steps"] * 0.25 + len(schedules(train)[0]) * 2.0
@@ -122,7 +122,7 @@ def test_a_language_model_too_slow_for_a_whole_group_is_timed_on_one_seed_or_not
     group = params["language_model"]["train"]["seeds_per_group"]
     whole = cost.calibrate_language_model(params, variant, 3.0, reference=1.0)  # a smoke model: milliseconds a step
     # as slow as one seed's timing allows, and slower still
-    modelled = cost.variant_seconds(params["language_model"], *lm.variants(params["language_model"])[variant])
+    modelled = cost.variant_seconds(params["language_model"], *lm.variants(params["language_model"])[variant][:2])
     steps = params["language_model"]["train"]["steps"]  # one seed group, no pre-pretraining
     fits = 12.0 / (modelled / steps * 8) * group * 0.99
     assert cost.calibrate_language_model(params, variant, 3.0, reference=fits) == pytest.approx(1.0 / modelled)

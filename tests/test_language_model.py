@@ -5,7 +5,9 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence.config import load_params
+from emergence.config import load_params, validate
+from emergence.schema import ConfigError
+from emergence.tasks import corpus as cp
 from emergence.experiments import language_model as lm
 from emergence.experiments import lm_probes
 from training_reference import reference_params
@@ -139,7 +141,44 @@ def test_a_twins_cache_key_holds_only_its_own_task():
     assert lm.training_key(params, "small", "dyck") == key
     section["pretraining"]["dyck_k"] = 3
     assert lm.training_key(params, "small", "dyck") != key
-    assert list(lm.variants(section)) == ["small", "medium", "large", "small+dyck"]
+    assert list(lm.variants(section)) == ["small", "medium", "large", "small+dyck", "small@rare"]
+
+
+def test_the_rare_skills_twin_trains_on_its_own_mixture_only():
+    params = load_params(profile="smoke")
+    section = params["language_model"]
+    main, rare = lm.training_key(params, "small", None), lm.training_key(params, "small", None, lm.RARE)
+    assert main["corpus"] == section["corpus"] and main["name"] == "small"
+    assert rare["corpus"] == {**section["corpus"], "mixture": section["rare_skills"]["mixture"]}
+    assert rare["name"] == "small@rare" and rare != main
+    section["rare_skills"]["mixture"] = dict(section["rare_skills"]["mixture"], spans=0.5)
+    assert lm.training_key(params, "small", None) == main          # the main size keeps its cells
+    assert lm.training_key(params, "small", None, lm.RARE) != rare
+    with pytest.raises(ValueError, match="corpus"):
+        lm.corpus_of(section, "other")
+    # its windows follow its mixture; the main section is not edited
+    section["rare_skills"]["mixture"] = {"digits": 0.0, "spans": 0.0, "patterns": 0.0, "ioi": 0.0, "noise": 1.0}
+    vocab = lm.vocab_of(section["corpus"])
+    noise = {vocab.id("<eos>")} | {vocab.id(f"r{i:03d}") for i in range(section["corpus"]["n_random"])}
+    drawn = {}
+    for corpus in (None, lm.RARE):
+        s = lm.on_corpus(section, corpus)
+        task = lm.task_tensors(lm.build_task(s, n_eval=8), s)
+        drawn[corpus] = set(task.sampler(32, torch.Generator().manual_seed(0)).unique().tolist())
+    assert drawn[lm.RARE] <= noise
+    assert not drawn[None] <= noise                                 # digits, names ... on the main corpus
+    assert section["corpus"]["mixture"]["spans"] > 0
+
+
+def test_the_rare_skills_sizes_are_validated():
+    params = load_params(profile="smoke")
+    params["language_model"]["rare_skills"]["sizes"] = ["huge"]
+    with pytest.raises(ConfigError, match=r"language_model.rare_skills.sizes: names from"):
+        validate(params)
+    params = load_params(profile="smoke")
+    params["language_model"]["rare_skills"]["mixture"] = {k: 0.0 for k in cp.KINDS}
+    with pytest.raises(ConfigError, match=r"rare_skills.mixture: at least one weight"):
+        validate(params)
 
 
 def test_the_jump_bracket_starts_before_emergence():

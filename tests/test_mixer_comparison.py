@@ -244,6 +244,25 @@ def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):
     assert sorted(tmp_path.joinpath("cells").iterdir()) == entries   # cached: nothing retrained
 
 
+def test_the_pilot_can_train_each_architecture_at_its_own_rate_in_a_setting_not_yet_run(tmp_path):
+    from emergence.experiments.lr_pilot import own_rate, pilot_rows, with_overrides
+
+    p = load_params(profile="smoke")
+    archs = mc.architectures(p)
+    assert own_rate(p, archs["static_mixing"], "linear_map") == archs["static_mixing"]["lr"]["linear_map"]
+    assert own_rate(p, {"lr": None}, "cellular_automata") == p["cellular_automata"]["train"]["lr"]
+    bigger = with_overrides(p, ["cellular_automata.task.n_rules=16"])
+    assert bigger["cellular_automata"]["task"]["n_rules"] == 16 and p["cellular_automata"]["task"]["n_rules"] != 16
+    for bad, message in (("cellular_automata.task.n_rulez=16", "unknown key"), ("nope.x=1", "no section"),
+                         ("cellular_automata.task.n_rules", "KEY=VALUE")):
+        with pytest.raises(SystemExit, match=message):
+            with_overrides(p, [bad])
+    with pytest.raises(ConfigError, match="n_rules"):
+        with_overrides(p, ["cellular_automata.task.n_rules=-1"])
+    rows = pilot_rows(p, None, steps=8, n_seeds=1, architectures=["transformer", "static_mixing"], scratch=tmp_path)
+    assert [r["lr"] for r in rows] == [own_rate(p, archs[a], "linear_map") for a in ("transformer", "static_mixing")]
+
+
 def test_a_kernel_the_library_refuses_on_this_gpu_stops_before_training(tmp_path, monkeypatch):
     """fla refuses Gated DeltaNet's backward on Hopper GPUs with Triton 3.4-3.7.0 (seen on an
     H200, Triton 3.6.0): the sweep stops at the start, naming the key, not at that cell's first

@@ -51,3 +51,39 @@ def test_every_make_target_named_exists():
     targets = set(re.findall(r"^([a-z][\w-]*):", MAKEFILE, flags=re.M))
     named = set(re.findall(r"`make ([a-z][\w-]*)", README)) | set(re.findall(r"^make ([a-z][\w-]*)", README, flags=re.M))
     assert named and named <= targets, sorted(named - targets)
+
+
+TALLY = re.compile(r"^- \*\*(?P<who>[^*]+)\*\* \((?P<rows>\d+) rows[^)]*\)?:?\s*(?P<counts>.*?)\.$", re.M | re.S)
+COUNT = re.compile(r"(\d+) (reproduced|partly|not reproduced|inconclusive|needs? the paper profile)")
+
+
+def readme_tallies(text: str) -> dict[str, tuple[int, dict[str, int]]]:
+    """The two tally bullets of 'What the committed run found': who -> (rows, verdict -> count)."""
+    out = {}
+    for m in TALLY.finditer(text):
+        counts = {v.replace("need the", "needs the"): int(n)
+                  for n, v in COUNT.findall(" ".join(m.group("counts").split()))}
+        out[m.group("who")] = (int(m.group("rows")), counts)
+    return out
+
+
+def test_the_tallies_readme_states_are_the_committed_scorecards():
+    import json
+    scorecard = json.loads((ROOT / "data" / "claims" / "scorecard.json").read_text())
+    stated = readme_tallies(README)
+    assert set(stated) == {"The paper's claims", "This report's own questions"}, stated
+    for who, key in (("The paper's claims", "tally"), ("This report's own questions", "extensions_tally")):
+        rows, counts = stated[who]
+        assert counts == scorecard[key], (who, counts, scorecard[key])
+        assert rows == sum(scorecard[key].values())
+    with pytest.raises(AssertionError):
+        assert readme_tallies(README.replace("16 reproduced", "17 reproduced"))["The paper's claims"][1] == \
+            scorecard["tally"]
+
+
+def test_readme_is_short_and_dates_nothing():
+    assert len(README.splitlines()) <= 120
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", README)           # dated measurements live in docs/performance.md
+    assert not re.search(r"\b[0-9a-f]{7,40}\b", README.replace("requirements.lock", ""))  # no commit hash
+    for link in re.findall(r"\]\((docs/[\w.]+)\)", README):
+        assert (ROOT / link).exists(), link

@@ -540,3 +540,54 @@ def test_a_language_model_verdict_against_the_paper_needs_pythia():
     pythia["pythia"]["enabled"] = True
     assert dict(sc.at_the_papers_model([("lm-random-times", refuted)], sc.Context(claims, PAPER, pythia))
                 )["lm-random-times"].verdict == "needs the paper profile"
+
+
+def lm_probes_of(times: dict, budget: int = 1000, rare: dict | None = None) -> xr.Dataset:
+    """A probes table of first solved checkpoints: times[(model, capability)] = per-seed steps
+    (None: never solved within `budget`)."""
+    models = list(dict.fromkeys(m for m, _ in times))
+    caps = list(dict.fromkeys(c for _, c in times))
+    n = len(next(iter(times.values())))
+    new = np.array([[[budget if t is None else t for t in times[(m, c)]] for c in caps] for m in models])
+    cen = np.array([[[t is None for t in times[(m, c)]] for c in caps] for m in models], dtype=np.int8)
+    main = {"digits": 1.0, "spans": 1.0, "patterns": 1.0, "ioi": 1.0, "noise": 1.0}
+    config = {"corpus": {"mixture": main}, **({"rare_skills": {"mixture": rare}} if rare else {})}
+    return xr.Dataset({"bracket_new_step": (("size", "capability", "seed"), new),
+                       "bracket_censored": (("size", "capability", "seed"), cen)},
+                      coords={"size": models, "capability": caps, "seed": np.arange(n),
+                              "checkpoint_step": [0, budget]}, attrs={"config": json.dumps(config)})
+
+
+def seed_dependence_of(probes: xr.Dataset) -> sc.Verdict:
+    budget = float(probes["checkpoint_step"].values[-1])
+
+    def times(size, cap):
+        s = probes.sel(size=size, capability=cap)
+        cen = s["bracket_censored"].values.astype(bool)
+        return sc.Arm.of(np.where(cen, budget, s["bracket_new_step"].values.astype(float)), cen)
+    caps = [str(c) for c in probes["capability"].values]
+    return sc.seed_dependence(probes, times, sc.lv.sizes(probes["size"].values), caps, budget, None, context())
+
+
+def test_seed_dependence_is_decided_on_the_rare_skills_twin_where_there_is_one():
+    together = [300, 305, 310, 300, 305, 310, 300, 305, 310, 300, 305, 310]
+    spread = [60, 90, 120, 180, 240, 300, 400, 500, 650, 800, 900, 980]
+    rare = {"digits": 1.0, "spans": 0.1, "patterns": 0.1, "ioi": 1.0, "noise": 1.0}
+    # the main corpus's seeds learn together; the rare twin's spread: reproduced, decided on the twin
+    v = seed_dependence_of(lm_probes_of({("small", "digits"): together, ("small", "spans"): together,
+                                         ("small@rare", "digits"): together, ("small@rare", "spans"): spread},
+                                        rare=rare))
+    assert v.verdict == "reproduced"
+    assert "on the rare-skills corpus (spans 3.1% of its documents" in v.reason
+    assert "small@rare spans: reproduced" in v.reason and "small@rare digits" not in v.reason
+    assert "On the main corpus (spans 20.0%), beside it and deciding nothing: small digits: not reproduced" in v.reason
+    # the twin's seeds together: not reproduced, whatever the main corpus shows
+    v = seed_dependence_of(lm_probes_of({("small", "spans"): spread, ("small@rare", "spans"): together}, rare=rare))
+    assert v.verdict == "not reproduced"
+    # a twin that never learns the rare skill cannot decide
+    v = seed_dependence_of(lm_probes_of({("small", "spans"): spread, ("small@rare", "spans"): [None] * 12},
+                                        rare=rare))
+    assert v.verdict == "inconclusive"
+    # no twin (or a probes table from before the twin existed): decided on the main corpus, as before
+    v = seed_dependence_of(lm_probes_of({("small", "digits"): together, ("small", "spans"): together}))
+    assert v.verdict == "not reproduced" and "rare-skills" not in v.reason

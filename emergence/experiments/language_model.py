@@ -14,13 +14,14 @@ from __future__ import annotations
 import shutil
 import sys
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
 import xarray as xr
 
 from emergence.import_closure import module_code_version
+from emergence.experiments.lm_variants import RARE, variant_name
 from emergence.experiments.runner import PreparedTraining, prepare, runs_on, train_prepared, train_seeds
 from emergence.model import ModelConfig, SeedTransformer
 from emergence.schema import ConfigError, number
@@ -110,6 +111,21 @@ class PretrainingArgs:
                1 <= n <= 10_000_000}
         if bad:
             raise ConfigError(f"{key}.steps: whole numbers in [1, 10000000], got {bad}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RareSkillsArgs:
+    """Claim 1 where a skill has to emerge from a weak signal: sizes that also train from scratch
+    on a corpus whose mixture makes some document kinds rare ('<size>@rare'), same seeds."""
+    sizes: list[str]
+    mixture: Mixture
+
+
+class Variant(NamedTuple):
+    """One model directory: a size, pre-pretrained on a synthetic task or not, on a corpus."""
+    size: str
+    pretraining: str | None = None
+    corpus: str | None = None  # None: the main corpus; RARE: the rare-skills mixture
 
 
 EVAL_SEED = 10**6  # the trainer's evaluation windows come from a stream no training seed uses
@@ -213,14 +229,30 @@ def pretraining_task(corpus: dict, pre: dict, kind: str, seq_len: int, n_eval: i
                 sampler=sampler)
 
 
-def variants(section: dict) -> dict[str, tuple[str, str | None]]:
-    """Model directories to train: name -> (size, pre-pretraining task or None). Pre-pretrained
-    variants are named '<size>+<task>'."""
-    out: dict[str, tuple[str, str | None]] = {name: (name, None) for name in section["sizes"]}
+def variants(section: dict) -> dict[str, Variant]:
+    """Model directories to train, by name (emergence/experiments/lm_variants.py): every size,
+    each pre-pretrained twin '<size>+<task>' and each rare-skills twin '<size>@rare'."""
+    out = {name: Variant(name) for name in section["sizes"]}
     for name in section["pretraining"]["sizes"]:
         for kind in section["pretraining"]["tasks"]:
-            out[f"{name}+{kind}"] = (name, kind)
+            out[variant_name(name, pretraining=kind)] = Variant(name, pretraining=kind)
+    for name in section["rare_skills"]["sizes"]:
+        out[variant_name(name, corpus=RARE)] = Variant(name, corpus=RARE)
     return out
+
+
+def corpus_of(section: dict, corpus: str | None) -> dict:
+    """The corpus a variant trains on: the main one, or it with the rare-skills mixture."""
+    if corpus is None:
+        return section["corpus"]
+    if corpus != RARE:
+        raise ValueError(f"corpus: None (the main corpus) or {RARE!r}, got {corpus!r}")
+    return {**section["corpus"], "mixture": section["rare_skills"]["mixture"]}
+
+
+def on_corpus(section: dict, corpus: str | None) -> dict:
+    """The language_model section as a variant on `corpus` reads it."""
+    return section if corpus is None else {**section, "corpus": corpus_of(section, corpus)}
 
 
 def pretraining_of(section: dict, kind: str | None) -> dict | None:
@@ -271,30 +303,33 @@ def pretrain(params: dict, size_name: str, kind: str, scratch, device):
     return fresh
 
 
-def prepare_size(params: dict, size_name: str, pretraining: str | None = None) -> PreparedTraining:
+def prepare_size(params: dict, size_name: str, pretraining: str | None = None,
+                 corpus: str | None = None) -> PreparedTraining:
     """One size (or its twin) set up to train on this device: what training it whole
     (`train_size`) and training one of its seed groups apart (stages/lm_train.py) share."""
-    section = params["language_model"]
+    section = on_corpus(params["language_model"], corpus)
     train, size = section["train"], section["sizes"][size_name]
     run_config = {"language_model": {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": size,
                                      "train": train, "pretraining": pretraining_of(section, pretraining)}}
     return prepare(sys.modules[__name__], build_task(section), section, size, train, run_config,
-                   code=module_code_version(__name__), name=f"lm-{size_name}")
+                   code=module_code_version(__name__), name=f"lm-{variant_name(size_name, corpus=corpus)}")
 
 
-def train_size(params: dict, size_name: str, out_dir, scratch, pretraining: str | None = None) -> xr.Dataset:
-    """Train every seed of one size (after pre-pretraining on the task `pretraining`, if given);
-    write out_dir/train.nc and out_dir/checkpoints/."""
-    run = prepare_size(params, size_name, pretraining)
+def train_size(params: dict, size_name: str, out_dir, scratch, pretraining: str | None = None,
+               corpus: str | None = None) -> xr.Dataset:
+    """Train every seed of one size (after pre-pretraining on the task `pretraining`, if given;
+    on the rare-skills corpus if `corpus` is RARE); write out_dir/train.nc and out_dir/checkpoints/."""
+    run = prepare_size(params, size_name, pretraining, corpus)
     init = pretrain(params, size_name, pretraining, scratch, run.device) if pretraining else None
     return train_prepared(run, out_dir / "train.nc", out_dir / "checkpoints", scratch, init_model=init,
-                          attrs={"size": size_name, "pretraining": pretraining or "none"})
+                          attrs={"size": size_name, "pretraining": pretraining or "none", "corpus": corpus or "main"})
 
 
-def training_key(params: dict, size_name: str, pretraining: str | None) -> dict:
+def training_key(params: dict, size_name: str, pretraining: str | None, corpus: str | None = None) -> dict:
     """What fixes a variant's results: its configuration and the code training it executes
     (this module's import closure), where it runs. The cell cache's key of the variant."""
     section = params["language_model"]
-    return {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": section["sizes"][size_name],
+    return {"corpus": corpus_of(section, corpus), "seq_len": section["seq_len"], "size": section["sizes"][size_name],
             "train": section["train"], "pretraining": pretraining_of(section, pretraining),
-            "name": size_name, "code": module_code_version(__name__), "runs_on": runs_on(section["train"])}
+            "name": variant_name(size_name, corpus=corpus), "code": module_code_version(__name__),
+            "runs_on": runs_on(section["train"])}

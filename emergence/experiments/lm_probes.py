@@ -12,7 +12,8 @@ import xarray as xr
 
 from emergence import patching as pt
 from emergence.analysis import bracket_emergence, jump_start, steepest_interval
-from emergence.experiments.language_model import CorpusArgs, PretrainingArgs, SizeArgs, variants, vocab_of
+from emergence.experiments.language_model import (CorpusArgs, PretrainingArgs, RareSkillsArgs, SizeArgs, variants,
+                                                  vocab_of)
 from emergence.metrics import attention_entropy
 from emergence.model import parameter_count
 from emergence.schema import ConfigError, number
@@ -59,6 +60,7 @@ class LanguageModelArgs:
     sizes: dict[str, SizeArgs]
     train: TrainArgs
     pretraining: PretrainingArgs
+    rare_skills: RareSkillsArgs
     probes: ProbeArgs
     patching: PatchingArgs
 
@@ -68,6 +70,10 @@ class LanguageModelArgs:
         unknown = [s for s in self.pretraining.sizes if s not in self.sizes]
         if unknown:
             raise ConfigError(f"{key}.pretraining.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
+                              f"got {unknown}")
+        unknown = [s for s in self.rare_skills.sizes if s not in self.sizes]
+        if unknown:
+            raise ConfigError(f"{key}.rare_skills.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
                               f"got {unknown}")
         pre, alphabet = self.pretraining, self.corpus.synthetic_tokens
         needs = {"dyck": ("dyck_k", 2 * pre.dyck_k), "neural_ca": ("nca_states", pre.nca_states),
@@ -254,13 +260,14 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         steps, transfer, loss = training_record(lm_root / name, ds["checkpoint_step"].values)
         ds["pretraining_steps"] = ((), steps)
         ds["pretraining_transfer"] = ((), transfer)
+        ds["corpus"] = ((), variants(section)[name].corpus or "main")
         ds["corpus_loss"] = loss.sel(seed=ds["seed"].values).drop_vars(
             [c for c in loss.coords if c not in ("seed", "checkpoint_step")])
         per_size.append(ds)
     out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
     out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,
-                 "config": json.dumps({"probes": section["probes"], "corpus": section["corpus"]},
-                                                     sort_keys=True)}
+                 "config": json.dumps({"probes": section["probes"], "corpus": section["corpus"],
+                                       "rare_skills": section["rare_skills"]}, sort_keys=True)}
     return out
 
 

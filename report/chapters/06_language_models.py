@@ -33,6 +33,7 @@ import pandas as pd
 import seaborn as sns
 
 from emergence import analysis as an
+from emergence.experiments import lm_variants as lv
 from emergence.paper_reference import load_figures
 from emergence.patching import head_label
 from emergence.survival import km_median, km_survival
@@ -43,8 +44,10 @@ setup_style()
 pr = load("lm_probes")
 patch = load_folder("lm_patching")
 models = [str(s) for s in pr["size"].values]          # every trained family, pre-pretrained twins included
-sizes = [m for m in models if "+" not in m]            # the size comparison uses from-scratch models only
-pretrained = [m for m in models if "+" in m]
+sizes = lv.sizes(models)                                # the size comparison uses from-scratch models only
+pretrained = [m for m in models if lv.TWIN in m]
+rare_twins = lv.rare_twins(models)                      # size -> its twin on the rare-skills corpus
+config = json.loads(pr.attrs["config"])
 caps = [str(c) for c in pr["capability"].values]
 steps = pr["checkpoint_step"].values
 budget = int(steps[-1])
@@ -195,7 +198,8 @@ for size in models:
         t, cen = emergence_times(size, cap)
         s = pr.sel(size=size, capability=cap)
         r = jump_ratios(size, cap)
-        rows.append({"model": size.replace("+", " + "), "capability": cap,  # spaces let a narrow column wrap
+        rows.append({"model": size.replace(lv.TWIN, f" {lv.TWIN} ").replace(lv.CORPUS, f" {lv.CORPUS} "),
+                     "capability": cap,  # spaces let a narrow column wrap
                      "seeds solved": f"{int((~cen).sum())}/{len(cen)}",
                      "first solved steps": ", ".join(fmt_step(v) for v in sorted(t[~cen])) or "none",
                      "KM median": fmt_step(km_median(t, cen)),
@@ -207,6 +211,44 @@ for p in py_sizes:  # the paper's Figure 1 beside ours: its mean step counts uns
                  "first solved steps": f"mean {fig1['mean_step'][p]:,} (unsolved at {fig1['steps']:,})",
                  "KM median": "—", "jump width / step (median)": "—", "binary-search evaluations (max)": "—"})
 table(pd.DataFrame(rows), index=False)
+
+# %% [markdown]
+# ## Rare skills: seed-dependence from a weak signal (claim 1)
+#
+# On the main corpus a large share of the documents trains spans and patterns directly (the
+# shares below); a skill taught that often is learned by every seed at about the same step, which
+# says little about a skill that has to emerge from a weak signal, as Pythia's do. The
+# rare-skills twin trains the same size, seeds and steps on a corpus where those document kinds
+# are rare (its weight piloted: the smallest of the pilot's grid that most seeds still learn
+# within the budget, docs/pilots.md), and claim 1's seed-dependence is decided on it.
+
+# %%
+#| label: fig-lm-rare-skills
+#| fig-cap: "Fraction of seeds that have solved each capability the rare-skills corpus makes rare, against step (one minus the Kaplan-Meier survival, seeds never solved censored at the budget): the size on the main corpus (dashed) and its twin on the rare-skills corpus (solid); ticks: each seed's first solved checkpoint."
+rare_caps = (lv.rare_capabilities(caps, config["corpus"]["mixture"], config["rare_skills"]["mixture"])
+             if rare_twins and "rare_skills" in config else [])
+if rare_caps:
+    mixtures = {"main corpus": config["corpus"]["mixture"], "rare-skills corpus": config["rare_skills"]["mixture"]}
+    kinds = list(dict.fromkeys(lv.document_kind(cap) for cap in rare_caps))
+    display(md("Share of the documents: " + "; ".join(
+        f"{name}: " + ", ".join(f"{kind} {mix[kind] / sum(mix.values()):.1%}" for kind in kinds)
+        for name, mix in mixtures.items()) + "."))
+    fig, axes = plt.subplots(1, len(rare_caps), figsize=(4.4 * len(rare_caps), 3.4), squeeze=False)
+    for ax, cap in zip(axes[0], rare_caps):
+        for j, (size, twin) in enumerate(rare_twins.items()):
+            for m, ls in ((size, "--"), (twin, "-")):
+                t, cen = emergence_times(m, cap)
+                at, surv = km_survival(t, cen)
+                ax.step(np.r_[at, budget], 1 - np.r_[surv, surv[-1]], where="post", color=f"C{j}", ls=ls, label=m)
+                ax.plot(t[~cen], np.full((~cen).sum(), -0.03 if ls == "-" else -0.06), "|", color=f"C{j}", ms=8)
+        ax.set_title(cap)
+        ax.set_xlabel("step")
+        ax.set_ylim(-0.1, 1.05)
+    axes[0][0].set_ylabel("fraction of seeds solved")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+else:
+    display(md("No rare-skills twin on this profile."))
 
 # %% [markdown]
 # ## Pre-pretraining (claim 9)
@@ -232,7 +274,7 @@ transfer = transfers.pop() if len(transfers) == 1 else ""
 #| fig-cap: "Left: fraction of seeds that have solved each in-context capability against step (one minus the Kaplan-Meier survival, seeds never solved censored at the budget), for the from-scratch model and each pre-pretrained twin; the control twin (+random) dashed. Right: the same models' held-out corpus loss during the corpus phase (median over seeds; thin lines: single seeds), where a longer plateau shows as a later fall."
 in_context = in_context_capabilities(caps)
 if pretrained and in_context:
-    twinned = [m.split("+")[0] for m in pretrained][:1] + pretrained
+    twinned = [m.split(lv.TWIN)[0] for m in pretrained][:1] + pretrained
     fig, axes = plt.subplots(1, len(in_context) + 1, figsize=(4.4 * (len(in_context) + 1), 3.6), squeeze=False)
     for ax, cap in zip(axes[0], in_context):
         for j, m in enumerate(twinned):
@@ -370,7 +412,7 @@ if runs:
 py = load("pythia_results")
 if py.attrs.get("status") != "ran":
     display(md("""Not run on this machine: the Pythia analysis downloads checkpoints from the Hugging Face
-hub and is off by default (`pythia.enabled: false` in params.yaml; README says how to run it and
+hub and is off by default (`pythia.enabled: false` in params.yaml; docs/cluster.md says how to run it and
 what it costs). The small models above stand in for it."""))
 else:
     rows = []
