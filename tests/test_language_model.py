@@ -257,6 +257,7 @@ def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(t
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
     params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"])
+    params["language_model"]["rare_skills"]["sizes"] = ["tiny"]
     params["language_model"]["train"].update(n_seeds=3, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
 
     def files(entry):
@@ -268,6 +269,10 @@ def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(t
     requests = variant_requests(copy.deepcopy(params), tmp_path / "split")
     assert [p.cost / requests["tiny"].cost for p in requests["tiny"].parts] == pytest.approx([2 / 3, 1 / 3])
     assert requests["tiny+dyck"].parts == ()
+    # the rare-skills twin trains from scratch too, group by group, under keys of its own corpus
+    rare = requests["tiny@rare"]
+    assert len(rare.parts) == 2 and rare.key != requests["tiny"].key
+    assert not {p.key for p in rare.parts} & {p.key for p in requests["tiny"].parts}
     spent = sum(part.run() for part in requests["tiny"].parts)
     monkeypatch.setattr(train, "train_step", lambda *a, **k: pytest.fail("the build trained a step"))
     r = requests["tiny"]
@@ -291,6 +296,7 @@ def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
     params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"])
+    params["language_model"]["rare_skills"]["sizes"] = []
     params["language_model"]["train"].update(n_seeds=2, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
     three = copy.deepcopy(params)
     three["language_model"]["train"]["n_seeds"] = 3
