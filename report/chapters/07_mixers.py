@@ -303,7 +303,10 @@ if automata_cells:
         "by averaging over the prefix, which a static mixing matrix does natively; with a large one a model must "
         "read a window's next colour from where that window occurred earlier in the same sequence, a lookup by "
         "content. So a small pool cannot test the claim, and the scorecard reads a verdict against the paper "
-        "from it as needing the paper's pool (data/paper/claims.yaml `setting`)."))
+        "from it as needing the paper's pool (data/paper/claims.yaml `setting`). A larger pool was piloted before "
+        "this run: there no arm, the transformer included, left the plateau within this budget, so two arms on "
+        "one plateau could show neither worse; the default keeps its pool and the paper profile runs the paper's "
+        "(docs/pilots.md: automata rule pool)."))
 
 # %% [markdown]
 # ## Claims
