@@ -435,8 +435,8 @@ def seed_dependence(probes: xr.Dataset, times, sizes: list[str], caps: list[str]
                  if twins and "rare_skills" in config else [])
     if not rare_caps:
         v = vd.most_of(main_parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
-        return replace(v, reason=v.reason + f" (size x capability pairs, quartile ratio against "
-                                             f"{c['quartile_ratio']:g}): {main_each}")
+        return replace(v, reason=v.reason + f" on the main corpus, no rare-skills twin trained (size x capability "
+                                             f"pairs, quartile ratio against {c['quartile_ratio']:g}): {main_each}")
     kinds = list(dict.fromkeys(lv.document_kind(cap) for cap in rare_caps))
 
     def share(mixture: dict) -> str:

@@ -590,4 +590,4 @@ def test_seed_dependence_is_decided_on_the_rare_skills_twin_where_there_is_one()
     assert v.verdict == "inconclusive"
     # no twin (or a probes table from before the twin existed): decided on the main corpus, as before
     v = seed_dependence_of(lm_probes_of({("small", "digits"): together, ("small", "spans"): together}))
-    assert v.verdict == "not reproduced" and "rare-skills" not in v.reason
+    assert v.verdict == "not reproduced" and "on the main corpus, no rare-skills twin trained" in v.reason
