@@ -71,12 +71,13 @@ def _best_gflops(f, flops: float, seconds: float, sync=lambda: None) -> float:
         f()
     sync()
     best, start = 0.0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while True:  # at least one timed call, even where the process was descheduled past `seconds`
         t = time.perf_counter()
         f()
         sync()
         best = max(best, flops / (time.perf_counter() - t) / 1e9)
-    return best
+        if time.perf_counter() - start >= seconds:
+            return best
 
 
 def matmul_ceiling(threads: int, dtype: torch.dtype = torch.float32, n: int = 2048, seconds: float = 2.0,

@@ -39,6 +39,11 @@ def test_the_gemm_bound_is_the_ceiling_over_the_plain_loops_gemm_rate():
     assert 1.8 < gemm_bound_ratio(1 / 0.1227, 9.68, 151.0) < 2.0
 
 
+def test_a_rate_is_timed_at_least_once_however_short_the_budget():
+    from emergence.bench import _best_gflops
+    assert _best_gflops(lambda: sum(range(1000)), 1e3, seconds=0.0) > 0
+
+
 def test_shape_ceiling_is_a_rate():
     rate = shape_ceiling([(2, 64, 16, 48), (2, 64, 16, 48), (2, 64, 48, 16)], torch.float32, seconds=0.05)
     assert 0 < rate < 1e6
