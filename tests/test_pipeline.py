@@ -108,7 +108,11 @@ def test_the_prebuild_ran_first_and_the_stages_took_what_it_built(smoke_built):
         assert prebuild["cells_built"] >= 20
         assert {name for name, t in timings.items() if t.get("cells_built") and name != "prebuild"} == {"sweep_precision"}
     else:
-        assert prebuild["cells_built"] == 0 and timings["lm_train"]["cells_built"] == 6
+        from emergence.config import load_params
+        from emergence.experiments.language_model import variants
+
+        smoke_variants = variants(load_params(profile="smoke")["language_model"])
+        assert prebuild["cells_built"] == 0 and timings["lm_train"]["cells_built"] == len(smoke_variants) == 7
 
 
 def test_metrics_and_results_written(smoke_built):
