@@ -217,10 +217,11 @@ table(pd.DataFrame(rows), index=False)
 #
 # On the main corpus a large share of the documents trains spans and patterns directly (the
 # shares below); a skill taught that often is learned by every seed at about the same step, which
-# says little about a skill that has to emerge from a weak signal, as Pythia's do. The
-# rare-skills twin trains the same size, seeds and steps on a corpus where those document kinds
-# are rare (its weight piloted: the smallest of the pilot's grid that most seeds still learn
-# within the budget, docs/pilots.md), and claim 1's seed-dependence is decided on it.
+# says little about a skill that has to emerge from a weak signal, as Pythia's do. A profile may
+# train a rare-skills twin: the same size, seeds and steps on a corpus where those document kinds
+# are rare (`language_model.rare_skills`; its weight the smallest of a pilot's grid that most
+# seeds still learn within the budget, docs/pilots.md), and claim 1's seed-dependence is then
+# decided on it.
 
 # %%
 #| label: fig-lm-rare-skills
@@ -248,7 +249,9 @@ if rare_caps:
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
 else:
-    display(md("No rare-skills twin on this profile."))
+    display(md("No rare-skills twin on this profile (`language_model.rare_skills.sizes` is empty): its pilot found "
+               "no weight at which most seeds learn the rare skills within this budget (docs/pilots.md: rare "
+               "skills), so claim 1's seed-dependence is decided on the main corpus here."))
 
 # %% [markdown]
 # ## Pre-pretraining (claim 9)
