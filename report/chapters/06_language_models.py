@@ -215,8 +215,8 @@ table(pd.DataFrame(rows), index=False)
 # %% [markdown]
 # ## Rare skills: seed-dependence from a weak signal (claim 1)
 #
-# On the main corpus a large share of the documents trains spans and patterns directly (the
-# shares below); a skill taught that often is learned by every seed at about the same step, which
+# On the main corpus a large share of the documents trains spans and patterns directly; a skill
+# taught that often is learned by every seed at about the same step, which
 # says little about a skill that has to emerge from a weak signal, as Pythia's do. A profile may
 # train a rare-skills twin: the same size, seeds and steps on a corpus where those document kinds
 # are rare (`language_model.rare_skills`; its weight the smallest of a pilot's grid that most
