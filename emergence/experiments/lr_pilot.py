@@ -30,8 +30,10 @@ from emergence.survival import km_median
 
 
 def own_rate(params: dict, arch: dict, task: str) -> float:
-    """The rate an architecture trains at on `task`: its own, else the task's."""
-    return float((arch.get("lr") or {}).get(task) or params[task]["train"]["lr"])
+    """The rate an architecture trains at on `task` in the comparison's cells (its own, else the
+    task's), read from the cell's config as the sweep builds it."""
+    _, overrides, _ = next(s for s in mc.settings(params["sweeps"][mc.SWEEP]) if s[0] == task)
+    return float(mc.cell_config(params, task, overrides, arch)[task]["train"]["lr"])
 
 
 def with_overrides(params: dict, assignments: list[str]) -> dict:
