@@ -411,9 +411,9 @@ def seed_dependence(probes: xr.Dataset, times, sizes: list[str], caps: list[str]
                     paper_steps: float | None, ctx: Context) -> Verdict:
     """Claim 1's seed-dependence: the spread of the emergence step across seeds, a part per
     (model, capability), `most_of` the parts. Where a rare-skills twin was trained, the claim is
-    decided on it, on the capabilities its corpus makes rare: a skill that every document of a
-    fifth of the corpus trains directly is learned by every seed at once, which says little of
-    a skill that has to emerge from a weak signal, as Pythia's do. The main corpus's parts are
+    decided on it, on the capabilities its corpus makes rare: a skill that a large share of the
+    documents trains directly is learned by every seed at once, which says little of a skill
+    that has to emerge from a weak signal, as Pythia's do. The main corpus's parts are
     then reported beside, deciding nothing."""
     c = ctx.c
 

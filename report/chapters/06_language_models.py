@@ -63,6 +63,14 @@ def emergence_times(size, cap):
     return np.where(cen, budget, new), cen
 
 
+def draw_solved_fraction(ax, model, cap, **style):
+    """One minus the Kaplan-Meier survival of the first solved checkpoint, to the budget."""
+    t, cen = emergence_times(model, cap)
+    at, surv = km_survival(t, cen)
+    ax.step(np.r_[at, budget], 1 - np.r_[surv, surv[-1]], where="post", label=model, **style)
+    return t, cen
+
+
 md(f"""{len(sizes)} sizes ({', '.join(f"{s}: {int(pr['n_params'].sel(size=s))/1e3:.0f}k parameters" for s in sizes)})
 {'and pre-pretrained twins ' + ', '.join(f"{m} ({int(pr['pretraining_steps'].sel(size=m)):,} steps)" for m in pretrained) + " (a synthetic task written with tokens of its own first, then the same corpus training; '+random' is the control: i.i.d. random tokens of the same alphabet)" if pretrained else ''},
 {n_seed} seeds each, {budget:,} steps, {pr.sizes['checkpoint_step']} checkpoints on a Pythia-like schedule.
@@ -238,9 +246,7 @@ if rare_caps:
     for ax, cap in zip(axes[0], rare_caps):
         for j, (size, twin) in enumerate(rare_twins.items()):
             for m, ls in ((size, "--"), (twin, "-")):
-                t, cen = emergence_times(m, cap)
-                at, surv = km_survival(t, cen)
-                ax.step(np.r_[at, budget], 1 - np.r_[surv, surv[-1]], where="post", color=f"C{j}", ls=ls, label=m)
+                t, cen = draw_solved_fraction(ax, m, cap, color=f"C{j}", ls=ls)
                 ax.plot(t[~cen], np.full((~cen).sum(), -0.03 if ls == "-" else -0.06), "|", color=f"C{j}", ms=8)
         ax.set_title(cap)
         ax.set_xlabel("step")
@@ -281,10 +287,7 @@ if pretrained and in_context:
     fig, axes = plt.subplots(1, len(in_context) + 1, figsize=(4.4 * (len(in_context) + 1), 3.6), squeeze=False)
     for ax, cap in zip(axes[0], in_context):
         for j, m in enumerate(twinned):
-            t, cen = emergence_times(m, cap)
-            at, surv = km_survival(t, cen)
-            ax.step(np.r_[at, budget], 1 - np.r_[surv, surv[-1]], where="post",
-                    color=f"C{j}", ls="--" if m.endswith("+random") else "-", label=m)
+            draw_solved_fraction(ax, m, cap, color=f"C{j}", ls="--" if m.endswith("+random") else "-")
         ax.set_title(cap)
         ax.set_xlabel("step")
         ax.set_ylim(-0.05, 1.05)
