@@ -29,25 +29,25 @@ $(VENV)/.installed: requirements.lock
 	touch $@
 
 report: env
-	$(BIN)/python -m emergence.config set-profile $(PROFILE)
-	$(BIN)/python -m emergence.cost
-	$(BIN)/python -m emergence.prebuild
+	$(BIN)/python -m emergence.pipeline.config set-profile $(PROFILE)
+	$(BIN)/python -m emergence.pipeline.cost
+	$(BIN)/python -m emergence.pipeline.prebuild
 	$(BIN)/dvc repro
 	@echo "HTML: $(abspath report/_output/index.html)"
 	@echo "PDF:  $(abspath report/_output/report.pdf)"
 
 compare: env
-	$(BIN)/python -m emergence.compare $(BASE) $(HEAD)
+	$(BIN)/python -m emergence.report.compare $(BASE) $(HEAD)
 
 plan: env
-	$(BIN)/python -m emergence.config plan
-	$(BIN)/python -m emergence.cost --no-calibrate
+	$(BIN)/python -m emergence.pipeline.config plan
+	$(BIN)/python -m emergence.pipeline.cost --no-calibrate
 
 test: env
 	$(BIN)/python -m pytest -q
 
 bench: env
-	$(BIN)/python -m emergence.bench --out data/bench/throughput.json
+	$(BIN)/python -m emergence.tools.bench --out data/bench/throughput.json
 
 cuda-kernels: env
 	$(BIN)/pip install "flash-linear-attention==0.6.0"

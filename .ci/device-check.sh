@@ -52,19 +52,19 @@ case "${1:-}" in
     # Throughput of the paper's linear-map configuration, float32 and bf16, eager, at 8 (the
     # paper profile's) and 32 seeds a batch, against the plain single-seed loop and the device's
     # matmul ceilings.
-    timeout 130 python3 -m emergence.bench --configs paper --groups 8,32 --rounds 1 --seconds 3 --compile none \
+    timeout 130 python3 -m emergence.tools.bench --configs paper --groups 8,32 --rounds 1 --seconds 3 --compile none \
       --out "$out/bench.json" 2>&1 | tee -a "$out/bench.log" | grep -v '^\s*$' | tail -30
     # CUDA graphs (torch.compile's reduce-overhead) at 1 and 8 seeds a batch, float32 and bf16:
     # a step there waits on kernel launches, which graphs replay at once.
-    timeout 100 python3 -m emergence.bench --configs paper+graphs --groups 8 --rounds 1 --seconds 3 \
+    timeout 100 python3 -m emergence.tools.bench --configs paper+graphs --groups 8 --rounds 1 --seconds 3 \
       --compile reduce-overhead --out "$out/bench-graphs.json" 2>&1 | tee -a "$out/bench.log" | grep -E '^round|wrote'
     # Processes sharing the GPU: 1, 2 and 4 training the paper configuration at once (several
     # may fit where one leaves the GPU idle).
-    timeout 70 python3 -m emergence.bench --configs paper --scaling 2,4 --device cuda --rounds 1 --seconds 3 \
+    timeout 70 python3 -m emergence.tools.bench --configs paper --scaling 2,4 --device cuda --rounds 1 --seconds 3 \
       --out "$out/gpu-scaling.json" 2>&1 | tee -a "$out/bench.log" | grep -E 'processes|wrote'
     # The paper profile's plan, each kind of cell (task, mixer, precision, compile mode) timed on
     # this device for a second after warm-up, and each language-model variant.
-    timeout 130 python3 -m emergence.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
+    timeout 130 python3 -m emergence.pipeline.cost --profile paper --calibrate-seconds 1 2>&1 | tee "$out/plan.txt"
     ;;
   *)
     echo "usage: bash .ci/device-check.sh wheels|run" >&2

@@ -5,9 +5,9 @@
 import sys
 from pathlib import Path
 
-from emergence.experiments.bias_intervention import run
-from emergence.io import write_netcdf
-from emergence.stage import SCRATCH, stage_run
+from emergence.common.io import write_netcdf
+from emergence.pipeline.stage import SCRATCH, stage_run
+from emergence.runs.sweeps.attention_bias import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis import analyse, summary_dataset, unstack_cells
-from emergence.io import read_netcdf, write_netcdf
-from emergence.stage import stage_run
+from emergence.analysis.events import analyse, summary_dataset, unstack_cells
+from emergence.common.io import read_netcdf, write_netcdf
+from emergence.pipeline.stage import stage_run
 
 NAME = "attention_bias"
 

@@ -2,10 +2,10 @@
 
     python -m stages.claims_scorecard PAPER_CLAIMS_YAML SCORECARD_JSON VERDICTS_JSON
 
-Reads the summaries through dvc.yaml's `paths`, applies the rules (emergence/scorecard.py,
-emergence/verdicts.py) with the `claims` thresholds (and the paper profile's seed counts, for
+Reads the summaries through dvc.yaml's `paths`, applies the rules (emergence/claims/scorecard.py,
+emergence/claims/verdicts.py) with the `claims` thresholds (and the paper profile's seed counts, for
 what this run leaves undecided), decides every claim again on resamples of the seeds (each
-verdict's stability, emergence/stability.py) and with each threshold moved both ways (the
+verdict's stability, emergence/claims/stability.py) and with each threshold moved both ways (the
 verdicts that hinge on it), on every core, and writes, atomically, the scorecard
 (every record with its texts, for the report) and the verdicts (a DVC metric, so
 `dvc metrics diff` shows a verdict that changed between commits).
@@ -13,12 +13,12 @@ verdicts that hinge on it), on every core, and writes, atomically, the scorecard
 import sys
 from pathlib import Path
 
-from emergence.io import atomic_path
-from emergence.params import merged_params
-from emergence.scorecard import (SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json,
+from emergence.claims.scorecard import (SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json,
                                   threshold_sensitivity, thresholds_read, verdicts_json)
-from emergence.cores import usable_cores
-from emergence.stage import pipeline_paths, stage_run
+from emergence.common.io import atomic_path
+from emergence.common.params import merged_params
+from emergence.pipeline.stage import pipeline_paths, stage_run
+from emergence.runs.cores import usable_cores
 
 RESULTS = [name for _, _, inputs in SECTIONS for name in inputs]
 

@@ -6,9 +6,9 @@ import csv
 import sys
 from pathlib import Path
 
-from emergence.analysis import analyse, plot_table, summary_metrics
-from emergence.io import atomic_path, read_netcdf, write_json, write_netcdf
-from emergence.stage import stage_run
+from emergence.analysis.events import analyse, plot_table, summary_metrics
+from emergence.common.io import atomic_path, read_netcdf, write_json, write_netcdf
+from emergence.pipeline.stage import stage_run
 
 if __name__ == "__main__":
     results_path, analysis_path, metrics_path, plot_path = map(Path, sys.argv[1:])

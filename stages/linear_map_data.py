@@ -5,9 +5,9 @@
 import sys
 from pathlib import Path
 
-from emergence.tasks import linear_map
-from emergence.io import write_netcdf
-from emergence.stage import stage_run
+from emergence.common.io import write_netcdf
+from emergence.core.tasks import linear_map
+from emergence.pipeline.stage import stage_run
 
 if __name__ == "__main__":
     (task_path,) = map(Path, sys.argv[1:])

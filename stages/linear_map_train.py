@@ -4,7 +4,7 @@
 
 Through the cell cache (a rerun with the same configuration and training code copies the
 results instead of retraining); an interrupted run resumes from data/.scratch/. Where the
-executor expects it to finish sooner (emergence/experiments/cache.py's `splits`: on 2 cores,
+executor expects it to finish sooner (emergence/runs/cache.py's `splits`: on 2 cores,
 the default run's 4 seed groups on two one-thread workers), the cell's seed groups train in
 worker processes first; the bytes are the same.
 """
@@ -12,10 +12,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from emergence.experiments.cache import RECORDS
-from emergence.experiments.cells import RESULTS, build_cells, trained_cell
-from emergence.io import atomic_dir, atomic_path
-from emergence.stage import SCRATCH, stage_run
+from emergence.common.io import atomic_dir, atomic_path
+from emergence.pipeline.stage import SCRATCH, stage_run
+from emergence.runs.cache import RECORDS
+from emergence.runs.cells import RESULTS, build_cells, trained_cell
 
 if __name__ == "__main__":
     task_path, results_path, checkpoints = map(Path, sys.argv[1:])

@@ -5,10 +5,10 @@
 import sys
 from pathlib import Path
 
-from emergence.experiments.language_model import variants
-from emergence.experiments.lm_probes import patch_size
-from emergence.io import atomic_dir, read_netcdf, write_netcdf
-from emergence.stage import stage_run
+from emergence.common.io import atomic_dir, read_netcdf, write_netcdf
+from emergence.pipeline.stage import stage_run
+from emergence.runs.language_model import variants
+from emergence.runs.lm_probes import patch_size
 
 if __name__ == "__main__":
     models, probes_path, out = map(Path, sys.argv[1:])

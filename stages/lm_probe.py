@@ -5,9 +5,9 @@
 import sys
 from pathlib import Path
 
-from emergence.experiments.lm_probes import probe_sizes
-from emergence.io import write_netcdf
-from emergence.stage import stage_run
+from emergence.common.io import write_netcdf
+from emergence.pipeline.stage import stage_run
+from emergence.runs.lm_probes import probe_sizes
 
 if __name__ == "__main__":
     models, out = map(Path, sys.argv[1:])

@@ -5,16 +5,16 @@
 
 Writes OUT_DIR/linear_map.nc, OUT_DIR/automata-S<size>.nc (the control arm of each state size,
 or the automata architecture sweep's cell where it is that cell with more seeds)
-and OUT_DIR/language_models.nc (emergence/mirage_analysis.py), the folder replacing
+and OUT_DIR/language_models.nc (emergence/analysis/mirage_analysis.py), the folder replacing
 the old one atomically, and LENGTHS_NC: the exact-match prediction across the sparsity sweep's
 answer lengths.
 """
 import sys
 from pathlib import Path
 
-from emergence import mirage_analysis as ma
-from emergence.io import atomic_dir, read_netcdf, write_netcdf
-from emergence.stage import stage_run
+from emergence.analysis import mirage_analysis as ma
+from emergence.common.io import atomic_dir, read_netcdf, write_netcdf
+from emergence.pipeline.stage import stage_run
 
 if __name__ == "__main__":
     linear_map, ca_cells, ca_architecture, probes, sparsity_rows, out, lengths = map(Path, sys.argv[1:])

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import xarray as xr
 
-from emergence import pythia
-from emergence.io import write_netcdf
-from emergence.stage import stage_run
+from emergence.common.io import write_netcdf
+from emergence.pipeline.stage import stage_run
+from emergence.runs import pythia
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])

@@ -4,7 +4,7 @@
 
 Chapters are jupytext percent files (plain diffs); each is converted to a notebook and run
 with its `parameters` cell filled from the stage's params. Chapters find their data through
-emergence.reporting (dvc.yaml's `paths`). Chapters are independent, so they run side by side,
+emergence.report.reporting (dvc.yaml's `paths`). Chapters are independent, so they run side by side,
 one process per core; executed notebooks go to BUILD_DIR atomically.
 """
 import os
@@ -18,8 +18,8 @@ import nbformat
 import papermill
 from traitlets.config import Config
 
-from emergence.io import atomic_dir
-from emergence.stage import stage_run
+from emergence.common.io import atomic_dir
+from emergence.pipeline.stage import stage_run
 
 
 def chapter_parameters(params: dict) -> dict:

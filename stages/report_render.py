@@ -10,9 +10,9 @@ import os
 import sys
 from pathlib import Path
 
-from emergence import render
-from emergence.report_index import appendix_markdown, index_markdown
-from emergence.stage import stage_run
+from emergence.pipeline.stage import stage_run
+from emergence.report import render
+from emergence.report.report_index import appendix_markdown, index_markdown
 
 REPORT = Path("report")
 TITLE = "Emergent capabilities from sparse attention: a reproduction"

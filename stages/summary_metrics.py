@@ -2,17 +2,17 @@
 
     python -m stages.summary_metrics METRICS_JSON PLOTS_DIR
 
-Reads the summaries through dvc.yaml's `paths` (emergence/summary_metrics.py) and writes,
+Reads the summaries through dvc.yaml's `paths` (emergence/analysis/summary_metrics.py) and writes,
 atomically, a JSON committed with the code, so `dvc metrics diff A B` compares whole reports.
 """
 import json
 import sys
 from pathlib import Path
 
-from emergence.io import atomic_dir, atomic_path, read_netcdf
-from emergence.scorecard import json_safe
-from emergence.stage import pipeline_paths, stage_run
-from emergence.summary_metrics import plot_tables, summary_metrics
+from emergence.analysis.summary_metrics import plot_tables, summary_metrics
+from emergence.claims.scorecard import json_safe
+from emergence.common.io import atomic_dir, atomic_path, read_netcdf
+from emergence.pipeline.stage import pipeline_paths, stage_run
 
 SUMMARIES = {"sparsity": "sparsity_summary", "attention_bias": "attention_bias_summary",
              "architecture": "architecture_summary", "ca_architecture": "ca_architecture_summary",

@@ -5,8 +5,8 @@
 import sys
 from pathlib import Path
 
-from emergence.experiments.architecture_sweep import run
-from emergence.stage import SCRATCH, stage_run
+from emergence.pipeline.stage import SCRATCH, stage_run
+from emergence.runs.sweeps.architecture import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])

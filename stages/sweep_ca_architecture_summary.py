@@ -6,12 +6,12 @@ architecture sweep, with the cellular automata thresholds.
 import sys
 from pathlib import Path
 
-from emergence.io import write_netcdf
-from emergence.stage import stage_run
-from stages.sweep_architecture_summary import summarize
+from emergence.analysis.architecture import summarize_architecture
+from emergence.common.io import write_netcdf
+from emergence.pipeline.stage import stage_run
 
 if __name__ == "__main__":
     cells, out = map(Path, sys.argv[1:])
     with stage_run("sweep_ca_architecture_summary") as params:
-        write_netcdf(summarize(cells, params["cellular_automata"]["analysis"], "ca_architecture",
+        write_netcdf(summarize_architecture(cells, params["cellular_automata"]["analysis"], "ca_architecture",
                                "cellular_automata"), out)

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis import analyse, summary_dataset
-from emergence.io import read_netcdf, write_netcdf
-from emergence.model import ModelConfig, parameter_count
-from emergence.stage import stage_run
+from emergence.analysis.events import analyse, summary_dataset
+from emergence.common.io import read_netcdf, write_netcdf
+from emergence.core.model import ModelConfig, parameter_count
+from emergence.pipeline.stage import stage_run
 
 SWEEP, TASKS = "mixers", ("linear_map", "cellular_automata")
 

@@ -1,5 +1,5 @@
 """Stage sweep_precision_summary: the emergence statistics of both precisions, and the rule that
-decides whether bfloat16 autocast may train a task by default (emergence/precision_agreement.py:
+decides whether bfloat16 autocast may train a task by default (emergence/analysis/precision_agreement.py:
 the same seeds compared pair by pair; differ on a sign-flip permutation test, agree when every
 ratio's interval lies inside sweeps.precision.margin).
 
@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis import analyse, unstack_cells
-from emergence.io import read_netcdf, write_netcdf
-from emergence.precision import PRECISIONS
-from emergence.precision_agreement import STATISTICS, agreement, precision_statistics, seed_rows
-from emergence.stage import stage_run
+from emergence.analysis.events import analyse, unstack_cells
+from emergence.analysis.precision_agreement import STATISTICS, agreement, precision_statistics, seed_rows
+from emergence.common.io import read_netcdf, write_netcdf
+from emergence.core.precision import PRECISIONS
+from emergence.pipeline.stage import stage_run
 
 
 def summarize(cell_dir: Path, params: dict) -> xr.Dataset:

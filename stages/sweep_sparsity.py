@@ -8,9 +8,9 @@ editing one row reruns only that row; inside a row, unchanged cells load from th
 import sys
 from pathlib import Path
 
-from emergence.experiments.sparsity_sweep import run_row
-from emergence.io import write_netcdf
-from emergence.stage import SCRATCH, stage_run
+from emergence.common.io import write_netcdf
+from emergence.pipeline.stage import SCRATCH, stage_run
+from emergence.runs.sweeps.sparsity import run_row
 
 if __name__ == "__main__":
     row, out = sys.argv[1], Path(sys.argv[2])

@@ -11,7 +11,7 @@ torch.set_num_threads(1)
 
 @pytest.fixture
 def tiny_cfg():
-    from emergence.model import ModelConfig
+    from emergence.core.model import ModelConfig
 
     return ModelConfig(vocab_size=2, seq_len=10, n_layer=2, d_model=16, n_head=4, d_mlp=32)
 

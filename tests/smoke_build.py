@@ -111,8 +111,8 @@ def build(folder: Path) -> None:
         sh(["git", "init", "-q"], root)
         sh(["git", "add", "-A"], root)
         sh(["git", "commit", "-qm", "copy"], root)
-        sh([sys.executable, "-m", "emergence.config", "set-profile", "smoke"], root)
-        sh([sys.executable, "-m", "emergence.prebuild"], root)  # as `make report` runs it
+        sh([sys.executable, "-m", "emergence.pipeline.config", "set-profile", "smoke"], root)
+        sh([sys.executable, "-m", "emergence.pipeline.prebuild"], root)  # as `make report` runs it
         print(sh(["dvc", "repro"], root).stdout, flush=True)
         status = 0
     finally:

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from emergence import analysis as an
+from emergence.analysis import events as an
 
 
 def test_first_crossing_interpolates_between_evaluations():
@@ -57,7 +57,7 @@ def test_steepest_drop_and_responsible_head():
 def test_bracket_emergence_matches_a_dense_scan():
     import math
 
-    from emergence.analysis import bracket_emergence
+    from emergence.analysis.events import bracket_emergence
 
     steps = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 2000, 3000]
     for first in range(len(steps) + 1):  # solved from checkpoint `first` on (len: never)

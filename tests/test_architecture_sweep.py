@@ -1,8 +1,8 @@
 import pytest
 
-from emergence.config import ConfigError, load_params, validate
-from emergence.experiments import architecture_sweep as arch
-from stages.sweep_architecture_summary import summarize
+from emergence.pipeline.config import ConfigError, load_params, validate
+from emergence.runs.sweeps import architecture as arch
+from emergence.analysis.architecture import summarize_architecture as summarize
 
 
 @pytest.fixture

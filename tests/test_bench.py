@@ -3,13 +3,13 @@ import math
 
 import torch
 
-from emergence.bench import (alternating_ratio, ceiling_fractions, configurations, evaluation_share, gemm_bound_ratio,
+from emergence.core.model import ModelConfig
+from emergence.core.train import train_flops_per_step
+from emergence.pipeline.config import load_params
+from emergence.tools.bench import (alternating_ratio, ceiling_fractions, configurations, evaluation_share, gemm_bound_ratio,
                              gemm_shapes, measure_alternating, per_core_scaling, process_scaling, shape_ceiling,
                              training_gemms, worker_slowdown)
-from emergence.config import load_params
-from emergence.model import ModelConfig
-from emergence.plain_loop import PlainTransformer, plain_step
-from emergence.train import train_flops_per_step
+from emergence.tools.plain_loop import PlainTransformer, plain_step
 
 
 def test_gemm_shapes_are_the_analytic_count_less_attention_scores_and_embedding():
@@ -40,7 +40,7 @@ def test_the_gemm_bound_is_the_ceiling_over_the_plain_loops_gemm_rate():
 
 
 def test_a_rate_is_timed_at_least_once_however_short_the_budget():
-    from emergence.bench import _best_gflops
+    from emergence.tools.bench import _best_gflops
     assert _best_gflops(lambda: sum(range(1000)), 1e3, seconds=0.0) > 0
 
 

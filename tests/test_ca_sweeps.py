@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from emergence.config import ConfigError, load_params, validate
-from emergence.experiments import architecture_sweep as arch
-from emergence.experiments import ca_state_size_sweep as sweep
-from stages.sweep_architecture_summary import summarize as summarize_architecture
+from emergence.pipeline.config import ConfigError, load_params, validate
+from emergence.runs.sweeps import architecture as arch
+from emergence.runs.sweeps import ca_state_size as sweep
+from emergence.analysis.architecture import summarize_architecture
 from stages.sweep_ca_state_size_summary import summarize as summarize_state_sizes
 
 
@@ -50,7 +50,7 @@ def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
 
 def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
     sweep.run(params, tmp_path / "a", tmp_path / "scratch")
-    from emergence import train
+    from emergence.core import train
 
     def boom(*args, **kwargs):
         raise AssertionError("a cached cell was retrained")
@@ -94,7 +94,7 @@ def test_bad_automata_params_are_rejected(key, value, message):
 def test_analysis_uses_the_tasks_chance_level():
     import xarray as xr
 
-    from emergence.analysis import analyse
+    from emergence.analysis.events import analyse
 
     steps = np.array([0, 10, 20, 30])
     acc = np.array([[0.25, 0.25, 0.7, 1.0]])  # from chance (1/4) to perfect

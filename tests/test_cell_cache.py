@@ -5,11 +5,11 @@ from contextlib import contextmanager
 import pytest
 import torch
 
-from emergence import build_log
-from emergence.experiments import cache
-from emergence.experiments.cache import BUILD_RECORD, MANIFEST, cached
-from emergence.io import atomic_dir
-from emergence.torch_files import UntrustedFileError, torch_load, torch_save
+from emergence.common.io import atomic_dir
+from emergence.common.torch_files import UntrustedFileError, torch_load, torch_save
+from emergence.runs import build_log
+from emergence.runs import cache
+from emergence.runs.cache import BUILD_RECORD, MANIFEST, cached
 
 
 def _builder(calls):
@@ -133,8 +133,8 @@ def test_a_read_only_lookup_never_builds_and_refuses_a_damaged_entry(tmp_path, m
 
 
 def test_a_cell_is_read_from_the_cache_without_training(tmp_path):
-    from emergence.experiments import cells
-    from emergence.config import load_params
+    from emergence.pipeline.config import load_params
+    from emergence.runs import cells
 
     params = load_params(profile="smoke")
     section = params["linear_map"]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from emergence.tasks import cellular_automata as ca
+from emergence.core.tasks import cellular_automata as ca
 
 from training_reference import train_task
 

@@ -1,5 +1,5 @@
-"""The comparison page's account of a result one revision lacks (emergence.compare)."""
-from emergence.compare import _lacks
+"""The comparison page's account of a result one revision lacks (emergence.report.compare)."""
+from emergence.report.compare import _lacks
 
 
 def _rev(role: str, value, recorded: bool) -> dict:
@@ -28,7 +28,7 @@ def test_a_result_never_produced_says_so():
 def test_a_figure_neither_revision_can_draw_says_why_for_each(tmp_path):
     """A fresh clone's own DVC cache is empty: both revisions' dvc.lock record the result, and the
     page says so for each, with the way to get it, instead of 'neither revision has it'."""
-    from emergence import compare
+    from emergence.report import compare
 
     others = {key: None for key in compare.RESULTS if key != "linear_map_results"}
     (block, *_) = compare.figures({**_rev("base 4e68b8a", None, True), **others},
@@ -42,7 +42,7 @@ def _result(path, loss, **attrs):
     import numpy as np
     import xarray as xr
 
-    from emergence.io import write_netcdf
+    from emergence.common.io import write_netcdf
 
     ds = xr.Dataset({"loss": (("seed",), np.array(loss, dtype=float))}, coords={"seed": np.arange(len(loss))},
                     attrs={"config": "{}", "code_version": "0.1+src.a", **attrs})
@@ -52,7 +52,7 @@ def _result(path, loss, **attrs):
 
 
 def test_what_differs_tells_a_changed_code_version_from_changed_numbers(tmp_path):
-    from emergence.compare import output_change
+    from emergence.report.compare import output_change
 
     base = _result(tmp_path / "a" / "r.nc", [1.0, 2.0])
     assert output_change(base, _result(tmp_path / "b" / "r.nc", [1.0, 2.0])) == ""
@@ -63,7 +63,7 @@ def test_what_differs_tells_a_changed_code_version_from_changed_numbers(tmp_path
 
 
 def test_a_folder_output_counts_its_files_by_what_differs(tmp_path):
-    from emergence.compare import output_change
+    from emergence.report.compare import output_change
 
     for name, loss, code in (("S4", [1.0], "x"), ("S8", [2.0], "x")):
         _result(tmp_path / "base" / f"{name}.nc", loss, code_version=code)
@@ -80,8 +80,8 @@ def test_a_folder_output_counts_its_files_by_what_differs(tmp_path):
 
 def test_a_figure_drawn_from_the_same_numbers_says_its_lines_coincide(tmp_path, monkeypatch):
     """Across a refactor that changed only the code version, both revisions draw the same curve."""
-    from emergence import compare
-    from emergence.io import read_netcdf
+    from emergence.common.io import read_netcdf
+    from emergence.report import compare
 
     def rev(role, code, shift=0.0):
         ds = read_netcdf(_result(tmp_path / role / "r.nc", [1.0, 2.0 + shift], code_version=code))
@@ -102,7 +102,7 @@ def test_a_revision_is_checked_out_from_the_cache_the_repository_is_configured_w
     import subprocess
     import sys
 
-    from emergence.compare import checkout
+    from emergence.report.compare import checkout
 
     repo, shared = tmp_path / "repo", tmp_path / "shared-cache"
     repo.mkdir()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emergence.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
-from emergence.params import merged_params
-from emergence.stage import (changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stage_started,
+from emergence.common.params import merged_params
+from emergence.pipeline.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
+from emergence.pipeline.stage import (changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stage_started,
                              stages_reading, written_params)
 
 
@@ -137,7 +137,7 @@ def test_stage_stops_on_a_bad_value_in_a_section_it_does_not_read(tmp_path):
 def test_validation_writes_the_effective_params_and_nothing_for_bad_ones(tmp_path):
     shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
     out_file = tmp_path / "data" / "params.json"
-    check = lambda: subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"],  # noqa: E731
+    check = lambda: subprocess.run([sys.executable, "-m", "emergence.pipeline.config", "check", "data/params.json"],  # noqa: E731
                                    cwd=tmp_path, capture_output=True, text=True)
     write_params(tmp_path, lambda p: None)
     assert check().returncode == 0
@@ -146,7 +146,7 @@ def test_validation_writes_the_effective_params_and_nothing_for_bad_ones(tmp_pat
     (tmp_path / "params.yaml").write_text("# a comment changes no value\n" + (tmp_path / "params.yaml").read_text())
     assert check().returncode == 0 and out_file.read_bytes() == first
     write_params(tmp_path, lambda p: p["linear_map"]["train"].update(lr=0.002))  # another valid value
-    plan = subprocess.run([sys.executable, "-m", "emergence.config", "plan"], cwd=tmp_path, capture_output=True,
+    plan = subprocess.run([sys.executable, "-m", "emergence.pipeline.config", "plan"], cwd=tmp_path, capture_output=True,
                           text=True).stdout
     assert "linear_map.train.lr" in plan and "  linear_map_train:" in plan  # `make plan`, before validation
     out = check()
@@ -163,12 +163,12 @@ def test_a_stage_validates_itself_only_when_the_written_params_are_out_of_date(t
     experiment module, torch among them); run by hand after an edit, it validates."""
     shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
     write_params(tmp_path, lambda p: None)
-    probe = ("import sys; from emergence.stage import stage_params; stage_params('linear_map_analyse'); "
-             "print('emergence.config' in sys.modules)")
+    probe = ("import sys; from emergence.pipeline.stage import stage_params; stage_params('linear_map_analyse'); "
+             "print('emergence.pipeline.config' in sys.modules)")
     run = lambda: subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,  # noqa: E731
                                  text=True).stdout.strip()
     assert run() == "True"  # nothing written yet
-    subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"], cwd=tmp_path, check=True)
+    subprocess.run([sys.executable, "-m", "emergence.pipeline.config", "check", "data/params.json"], cwd=tmp_path, check=True)
     assert run() == "False"
     write_params(tmp_path, lambda p: p["linear_map"]["analysis"].update(alpha=0.2))
     assert run() == "True"
@@ -217,7 +217,7 @@ def test_params_left_unreadable_by_a_merge_count_as_not_written(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "params.json").write_text('{\n<<<<<<< HEAD\n  "profile": "default"\n=======\n')
     assert written_params(tmp_path) is None
-    out = subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"], cwd=tmp_path,
+    out = subprocess.run([sys.executable, "-m", "emergence.pipeline.config", "check", "data/params.json"], cwd=tmp_path,
                          capture_output=True, text=True)
     assert out.returncode == 0 and "every stage runs" in out.stdout
     assert written_params(tmp_path) == merged_params(tmp_path)
@@ -229,7 +229,7 @@ def test_a_stage_time_counts_from_its_process_start(tmp_path):
     shutil.copytree(REPO_ROOT / "emergence", tmp_path / "emergence")
     write_params(tmp_path, lambda p: None)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "emergence.config", "check", "data/params.json"], cwd=tmp_path, check=True,
+    subprocess.run([sys.executable, "-m", "emergence.pipeline.config", "check", "data/params.json"], cwd=tmp_path, check=True,
                    capture_output=True)
     wall = time.perf_counter() - start
     recorded = json.loads((tmp_path / "data" / "timings" / "validate_params.json").read_text())["seconds"]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from emergence.tasks import corpus as c
+from emergence.core.tasks import corpus as c
 
 P = {"corpus_seed": 0, "holdout_mod": 5, "digit_length": 6, "repeats": 3, "span_length": 5, "filler_length": 4,
      "max_period": 3, "pattern_length": 10, "noise_length": 12,
@@ -60,7 +60,7 @@ def test_probe_answers_follow_the_rule():
 
 
 def test_dyck_prefixes_are_well_formed():
-    from emergence.tasks.dyck import is_dyck_prefix, sample_dyck
+    from emergence.core.tasks.dyck import is_dyck_prefix, sample_dyck
 
     rng = np.random.default_rng(0)
     for _ in range(50):

@@ -5,14 +5,14 @@ import math
 
 import pytest
 
-from emergence.config import load_params
-from emergence.cost import (CALIBRATE_ABOVE_S, calibrate, cell_flops, cell_kind, kinds_to_build, kinds_to_calibrate,
+from emergence.core.model import ModelConfig, parameter_count
+from emergence.core.train import schedules
+from emergence.pipeline.config import load_params
+from emergence.pipeline.cost import (CALIBRATE_ABOVE_S, calibrate, cell_flops, cell_kind, kinds_to_build, kinds_to_calibrate,
                             language_model_flops, language_model_kind, plan_table, planned_cells, reference_kind,
                             training_flops)
-from emergence.experiments import cells, language_model as lm
-from emergence.experiments.cache import entry_of
-from emergence.model import ModelConfig, parameter_count
-from emergence.train import schedules
+from emergence.runs import cells, language_model as lm
+from emergence.runs.cache import entry_of
 
 
 def test_flops_grow_with_tokens_and_the_attention_with_the_square_of_the_length():
@@ -86,7 +86,7 @@ def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(
     maps its checkpoints keep) and, for a twin, its steps on the synthetic task, each at the
     seconds timed for it; timed on one seed's batches (a paper-scale model on a CPU), scaled to
     the group."""
-    from emergence import bench
+    from emergence.runs import timing
 
     params = load_params(profile="smoke")
     section = params["language_model"]
@@ -99,21 +99,21 @@ def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(
         per_seed = train_["seeds_per_group"] / train["seeds_per_group"]
         return (0.5 if pre else 0.25) * per_seed, {e: 2.0 * per_seed for e in examples}
 
-    monkeypatch.setattr(bench, "timed_step_and_evaluation", fake)
+    monkeypatch.setattr(timing, "timed_step_and_evaluation", fake)
     size, kind, _ = next(v for v in lm.variants(section).values() if v.pretraining is not None)
     group = train["seeds_per_group"]
     groups = -(-train["n_seeds"] // group)
     corpus = train["steps"] * 0.25 + len(schedules(train)[0]) * 2.0
-    assert bench.language_model_seconds(section, size, None, 1.0, "cpu") == pytest.approx(groups * corpus)
+    assert timing.language_model_seconds(section, size, None, 1.0, "cpu") == pytest.approx(groups * corpus)
     assert timed == [(False, True, section["sizes"][size]["n_head"], group)]
     twin = groups * (corpus + section["pretraining"]["steps"][kind] * 0.5)
-    assert bench.language_model_seconds(section, size, kind, 1.0, "cpu") == pytest.approx(twin)
-    assert group > 1 and bench.language_model_seconds(section, size, kind, 1.0, "cpu", seeds=1) == pytest.approx(twin)
+    assert timing.language_model_seconds(section, size, kind, 1.0, "cpu") == pytest.approx(twin)
+    assert group > 1 and timing.language_model_seconds(section, size, kind, 1.0, "cpu", seeds=1) == pytest.approx(twin)
     assert [t[-1] for t in timed[-2:]] == [1, 1]
 
 
 def test_a_language_model_too_slow_for_a_whole_group_is_timed_on_one_seed_or_not_at_all(monkeypatch):
-    from emergence import cost
+    from emergence.pipeline import cost
 
     params = load_params(profile="smoke")
     asked = []
@@ -148,11 +148,11 @@ def test_the_wall_time_follows_the_executor(tmp_path):
 # the 8-core pool; without the check 2.7% and 30.5%).
 @pytest.mark.parametrize("cores, gain", [(2, 0.02), (8, 0.25)])
 def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path, monkeypatch, cores, gain):
-    """`make report` builds every stage's cells in one pool (emergence/prebuild.py): stages with
+    """`make report` builds every stage's cells in one pool (emergence/pipeline/prebuild.py): stages with
     fewer cells than workers no longer leave workers idle (on 8 cores most stages have fewer
     cells than cores). In one process both are the device time; CPU-bfloat16 cells that leave
     their threads to the process stay in their stages' processes either way."""
-    from emergence import executor
+    from emergence.runs import executor
 
     monkeypatch.setattr(executor, "usable_cores", lambda: cores)
     params = load_params(profile="default")
@@ -194,7 +194,7 @@ def test_a_kind_with_little_to_build_takes_the_linear_map_cells_factor(tmp_path)
 
 
 def test_make_plan_lists_the_cells_an_edit_would_train_without_timing_any(tmp_path, monkeypatch, capsys):
-    from emergence import cost
+    from emergence.pipeline import cost
 
     monkeypatch.setattr(cost, "calibrate", lambda *a, **k: pytest.fail("make plan times nothing"))
     assert cost.main(["--profile", "smoke", "--no-calibrate"], scratch=tmp_path, root=tmp_path) == 0  # no DVC here
@@ -211,7 +211,7 @@ def test_the_plan_covers_the_stages_dvc_would_run(tmp_path):
     """A stage DVC would not run trains nothing, whatever the cell cache lacks (a clone that
     pulled its results has an empty cache); a foreach row counts as its stage; outside a DVC
     repository every stage counts."""
-    from emergence import cost
+    from emergence.pipeline import cost
 
     params = load_params(profile="smoke")
     every = [stage for stage, _ in cost.stage_entries(params, tmp_path)]
@@ -231,7 +231,7 @@ def test_a_params_edit_runs_the_stages_reading_its_keys_and_those_after_them_not
     """After a params edit DVC lists validate_params alone, and every stage reads the file it
     writes; only the stages whose keys changed rerun, so an analysis threshold trains nothing
     (a clone that pulled its results, its cell cache empty, would otherwise retrain every cell)."""
-    from emergence.cost import stages_after
+    from emergence.pipeline.cost import stages_after
 
     assert stages_after({"validate_params"}, AFTER, {"summary"}) == {"validate_params", "summary", "report"}
     assert stages_after({"validate_params"}, AFTER, set()) == {"validate_params"}  # a comment, or a value set back
@@ -248,11 +248,11 @@ def test_a_params_edit_runs_the_stages_reading_its_keys_and_those_after_them_not
 def test_a_stage_that_only_reads_other_keys_of_the_params_file_waits_for_its_keys_to_be_judged():
     """`dvc status` compares a stage's keys with the params file as it is; validate_params is about
     to rewrite it, so such a change is judged by the keys' values to come, anything else stands."""
-    from emergence.cost import changed_beyond_params, file_values
+    from emergence.pipeline.cost import changed_beyond_params, file_values
 
     params = "data/params.json"
     assert not changed_beyond_params([{"changed deps": {params: {"linear_map.task": "modified"}}}], params)
-    assert changed_beyond_params([{"changed deps": {params: {"x": "modified"}, "emergence/train.py": "modified"}}],
+    assert changed_beyond_params([{"changed deps": {params: {"x": "modified"}, "emergence/core/train.py": "modified"}}],
                                  params)
     assert changed_beyond_params([{"changed outs": {"data/linear_map/train.nc": "deleted"}}], params)
     assert changed_beyond_params(["changed command"], params)
@@ -263,7 +263,7 @@ def test_a_stage_that_only_reads_other_keys_of_the_params_file_waits_for_its_key
 
 def test_with_no_training_stage_to_run_the_plan_says_so(tmp_path, monkeypatch, capsys):
     """A chapter edit or an analysis threshold: `make report`'s plan has no training stage to price."""
-    from emergence import cost
+    from emergence.pipeline import cost
 
     params = load_params(profile="smoke")
     table, seconds = cost.plan_table(params, None, tmp_path, {"validate_params", "report_render"})
@@ -278,7 +278,7 @@ def test_with_no_training_stage_to_run_the_plan_says_so(tmp_path, monkeypatch, c
 def test_another_profile_is_planned_whole_whatever_dvc_says_of_the_active_one(tmp_path, monkeypatch, capsys):
     """`--profile paper` on a clone whose default run is up to date: switching would change every
     training stage's params, so DVC's 'nothing to do' about the default profile must not stop it."""
-    from emergence import cost
+    from emergence.pipeline import cost
 
     monkeypatch.setattr(cost, "stages_to_run", lambda params, root: set())  # the active profile: up to date
     monkeypatch.setattr(cost, "merged_params", lambda: {"profile": "default"})
@@ -292,7 +292,7 @@ def test_another_profile_is_planned_whole_whatever_dvc_says_of_the_active_one(tm
 @pytest.mark.parametrize("argv", [["--calibrate-seconds", "0"], ["--calibrate-seconds", "nan"], ["--profile", "huge"],
                                   ["--no-calibrate", "--calibrate-seconds", "2"]])
 def test_bad_arguments_stop_before_anything_runs(argv, capsys):
-    from emergence import cost
+    from emergence.pipeline import cost
 
     with pytest.raises(SystemExit) as stop:
         cost.main(argv)
@@ -302,8 +302,8 @@ def test_bad_arguments_stop_before_anything_runs(argv, capsys):
 def test_on_sixteen_cores_the_one_pool_hands_out_seed_groups_and_finishes_sooner(tmp_path, monkeypatch):
     """The default run's longest cell (the 8-seed linear-map run) bounds one pool of 16 workers
     over whole cells; handed out as seed groups it does not. On 2 cores nothing is split."""
-    from emergence import executor
-    from emergence.experiments import cache
+    from emergence.runs import executor
+    from emergence.runs import cache
 
     params = load_params(profile="default")
     speed = dict.fromkeys(kinds_to_build(params, tmp_path), 1.0)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from emergence.config import load_params
-from emergence.hooks import pattern_name
-from emergence.model import SeedTransformer
-from emergence.tasks import linear_map
-from emergence.train import evaluate
+from emergence.core.hooks import pattern_name
+from emergence.core.model import SeedTransformer
+from emergence.core.tasks import linear_map
+from emergence.core.train import evaluate
+from emergence.pipeline.config import load_params
 
 from training_reference import train_task
 
@@ -78,8 +78,8 @@ def test_cells_built_by_cuda_workers_match_this_process(tmp_path, monkeypatch):
     embedding's backward need not sum in the same order from run to run)."""
     import xarray as xr
 
-    from emergence import build_log, executor
-    from emergence.experiments import cells
+    from emergence.runs import build_log, executor
+    from emergence.runs import cells
     from tests.test_executor import _sweep_files
 
     files = _sweep_files(seeds_per_group=2, device=DEVICE)

@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emergence import dependencies as deps
-from emergence import import_closure as ic
-from emergence.config import REPO_ROOT, load_params
-from emergence.experiments import cells
-from emergence.experiments.architecture_sweep import sweep_files as architecture_files
-from emergence.experiments.ca_state_size_sweep import sweep_files as ca_files
-from emergence.experiments.mixer_comparison import cells as mixer_cells
-from emergence.experiments.sparsity_sweep import row_file
-from emergence.stage import declared_params, stage_params
+from emergence.common import import_closure as ic
+from emergence.pipeline import dependencies as deps
+from emergence.pipeline.config import REPO_ROOT, load_params
+from emergence.pipeline.stage import declared_params, stage_params
+from emergence.runs import cells
+from emergence.runs.sweeps.architecture import sweep_files as architecture_files
+from emergence.runs.sweeps.ca_state_size import sweep_files as ca_files
+from emergence.runs.sweeps.mixers import cells as mixer_cells
+from emergence.runs.sweeps.sparsity import row_file
 
 
 def test_dvc_yaml_declares_exactly_what_each_stage_executes():
-    assert deps.mismatches() == {}, "run `python -m emergence.dependencies --write`"
+    assert deps.mismatches() == {}, "run `python -m emergence.pipeline.dependencies --write`"
 
 
 def test_closure_follows_imports_at_any_depth(tmp_path):
@@ -40,11 +40,11 @@ def test_rewrite_restores_a_missing_dependency(tmp_path):
         src = REPO_ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
     text = (tmp_path / "dvc.yaml").read_text()
-    broken = text.replace("      - emergence/hooks.py\n", "", 1)
+    broken = text.replace("      - emergence/core/hooks.py\n", "", 1)
     assert broken != text
     (tmp_path / "dvc.yaml").write_text(broken)
     bad = deps.mismatches(tmp_path)
-    assert bad and all(d["missing"] == ["emergence/hooks.py"] for d in bad.values())
+    assert bad and all(d["missing"] == ["emergence/core/hooks.py"] for d in bad.values())
     assert deps.rewrite(tmp_path) and deps.mismatches(tmp_path) == {}
     assert (tmp_path / "dvc.yaml").read_text() == text
 
@@ -71,10 +71,10 @@ def _every_cell(params) -> list[dict]:
 
 
 def _keys(root: Path, params) -> list[str]:
-    from emergence.io import config_hash
+    from emergence.common.io import config_hash
 
     training = {task: ic.code_version(ic.closure(
-        [ic.module_path("emergence.experiments.runner", root), ic.module_path(f"emergence.tasks.{task}", root)],
+        [ic.module_path("emergence.runs.runner", root), ic.module_path(f"emergence.core.tasks.{task}", root)],
         root), root) for task in cells.TASKS}
     return [config_hash(dict(cells.cell_key(c), code=training[cells.task_of(c)])) for c in _every_cell(params)]
 
@@ -86,10 +86,10 @@ def package_copy(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("edited", ["emergence/render.py", "emergence/analysis.py", "emergence/mirage.py",
-                                    "emergence/config.py", "emergence/report_index.py",
-                                    "stages/report_render.py", "emergence/params.py", "emergence/stage.py",
-                                    "emergence/experiments/cache.py", "emergence/dependencies.py"])
+@pytest.mark.parametrize("edited", ["emergence/report/render.py", "emergence/analysis/events.py", "emergence/analysis/mirage.py",
+                                    "emergence/pipeline/config.py", "emergence/report/report_index.py",
+                                    "stages/report_render.py", "emergence/common/params.py", "emergence/pipeline/stage.py",
+                                    "emergence/runs/cache.py", "emergence/pipeline/dependencies.py"])
 def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_copy, edited):
     params = load_params()
     before = _keys(package_copy, params)
@@ -100,7 +100,7 @@ def test_editing_code_that_training_does_not_run_keeps_every_cell_key(package_co
 def test_editing_the_trainer_changes_every_cell_key(package_copy):
     params = load_params()
     before = _keys(package_copy, params)
-    (package_copy / "emergence/train.py").write_text((package_copy / "emergence/train.py").read_text() + "\n_x = 1\n")
+    (package_copy / "emergence/core/train.py").write_text((package_copy / "emergence/core/train.py").read_text() + "\n_x = 1\n")
     after = _keys(package_copy, params)
     assert len(before) > 10 and all(a != b for a, b in zip(before, after))
 
@@ -109,7 +109,7 @@ def test_comments_docstrings_and_layout_of_the_trainer_keep_every_cell_key(packa
     """The keys follow what the code does: a corrected docstring or comment retrains nothing."""
     params = load_params()
     before = _keys(package_copy, params)
-    train = package_copy / "emergence/train.py"
+    train = package_copy / "emergence/core/train.py"
     source = train.read_text()
     head, _, rest = source.partition('"""')  # the module docstring, rewritten
     edited = head + '"""A docstring said otherwise.\n\n' + rest
@@ -143,26 +143,26 @@ def test_only_validation_depends_on_every_schema():
     depends on the code that computes its results and on the params validation writes, so an
     edit to the language model's code reruns no synthetic-task stage."""
     expected = deps.expected_deps()
-    assert "emergence/config.py" in expected["validate_params"]
+    assert "emergence/pipeline/config.py" in expected["validate_params"]
     for name, files in expected.items():
         if name != "validate_params":
-            assert "emergence/config.py" not in files, name
+            assert "emergence/pipeline/config.py" not in files, name
     for name in ("linear_map_train", "sweep_sparsity", "sweep_ca_state_size", "sweep_architecture"):
-        assert not {"emergence/experiments/language_model.py", "emergence/tasks/corpus.py",
-                    "emergence/verdicts.py", "emergence/patching.py"} & set(expected[name]), name
+        assert not {"emergence/runs/language_model.py", "emergence/core/tasks/corpus.py",
+                    "emergence/claims/verdicts.py", "emergence/analysis/patching.py"} & set(expected[name]), name
 
 
 def test_training_keys_leave_out_the_stage_glue():
     """A model's code version is its training module's closure: editing the stage helper, the
     params reader or the validation retrains nothing."""
-    lm = ic.module_closure("emergence.experiments.language_model")
-    task = ic.closure([ic.module_path("emergence.experiments.runner"),
-                      ic.module_path("emergence.tasks.linear_map")])
+    lm = ic.module_closure("emergence.runs.language_model")
+    task = ic.closure([ic.module_path("emergence.runs.runner"),
+                      ic.module_path("emergence.core.tasks.linear_map")])
     for files in (lm, task):
-        assert not {"emergence/stage.py", "emergence/params.py", "emergence/config.py",
-                    "emergence/dependencies.py"} & set(files)
-    assert "emergence/experiments/cache.py" not in task
-    assert "emergence/tasks/corpus.py" in lm and "emergence/train.py" in lm
+        assert not {"emergence/pipeline/stage.py", "emergence/common/params.py", "emergence/pipeline/config.py",
+                    "emergence/pipeline/dependencies.py"} & set(files)
+    assert "emergence/runs/cache.py" not in task
+    assert "emergence/core/tasks/corpus.py" in lm and "emergence/core/train.py" in lm
 
 
 def test_cells_meant_to_be_shared_train_once():
@@ -173,7 +173,7 @@ def test_cells_meant_to_be_shared_train_once():
     import copy
 
 
-    from emergence.io import config_hash
+    from emergence.common.io import config_hash
 
     def key(c, n_seeds=None):
         c = copy.deepcopy(c)
@@ -206,9 +206,9 @@ def test_cells_meant_to_be_shared_train_once():
 
 
 def test_the_analysis_and_the_report_load_without_torch():
-    """emergence/io.py holds no torch (checkpoints are emergence/torch_files.py's), so the stages
+    """emergence/common/io.py holds no torch (checkpoints are emergence/common/torch_files.py's), so the stages
     that only read results, and every report chapter, start without torch's ~2 s import."""
-    modules = ["emergence.reporting", "stages.linear_map_analyse", "stages.mirage_analyse",
+    modules = ["emergence.report.reporting", "stages.linear_map_analyse", "stages.mirage_analyse",
                "stages.summary_metrics", "stages.claims_scorecard", "stages.report_notebooks"]
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print(sorted(m for m in sys.modules if m == 'torch'))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
@@ -221,15 +221,15 @@ def test_analysis_and_training_stages_do_not_depend_on_each_others_code():
     it; a training stage finds its cells in the cache, so an edit to the analysis must not rerun
     it either."""
     expected = deps.expected_deps()
-    training = {"emergence/train.py", "emergence/experiments/cells.py", "emergence/experiments/cache.py",
-                "emergence/executor.py", "emergence/experiments/runner.py"}
-    analysis = {"emergence/analysis.py", "emergence/survival.py"}
+    training = {"emergence/core/train.py", "emergence/runs/cells.py", "emergence/runs/cache.py",
+                "emergence/runs/executor.py", "emergence/runs/runner.py"}
+    analysis = {"emergence/analysis/events.py", "emergence/analysis/survival.py"}
     summaries = [s for s in expected if s.endswith("_summary")]
     sweeps = [s[: -len("_summary")] for s in summaries]
     assert len(summaries) >= 7 and all(s in expected for s in sweeps)
     for stage in summaries:
         assert not training & set(expected[stage]), (stage, sorted(training & set(expected[stage])))
-        assert "emergence/analysis.py" in expected[stage]
+        assert "emergence/analysis/events.py" in expected[stage]
     for stage in sweeps:
         assert not analysis & set(expected[stage]), (stage, sorted(analysis & set(expected[stage])))
-        assert "emergence/experiments/cells.py" in expected[stage]
+        assert "emergence/runs/cells.py" in expected[stage]

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from emergence import train
-from emergence.allocator import keep_freed_memory
-from emergence.tasks import cellular_automata as ca
-from emergence.model import SeedTransformer
+from emergence.core import train
+from emergence.core.model import SeedTransformer
+from emergence.core.tasks import cellular_automata as ca
+from emergence.runs.allocator import keep_freed_memory
 
 TASK = {"state_size": 4, "n_states": 4, "n_colours": 3, "radius": 1, "periodic": True, "n_rules": 3,
         "rule_seed": 0, "loss_positions": "predictable", "eval_sequences": 10}
@@ -35,7 +35,7 @@ LINEAR_MAP = {"state_size": 6, "sparsity": 2, "task_seed": 0, "distinct_rows": T
 
 
 def linear_map_setup():
-    from emergence.tasks import linear_map as lm
+    from emergence.core.tasks import linear_map as lm
     task = lm.task_tensors(lm.build_task(LINEAR_MAP), LINEAR_MAP)
     cfg = lm.model_config(MODEL | {"n_layer": 1}, lm.layout_of(LINEAR_MAP))
     return SeedTransformer(cfg, [3, 4]), task
@@ -75,7 +75,7 @@ def test_attention_maps_are_truncated_to_the_leading_block(setup, monkeypatch):
 
 
 def test_entropy_of_hand_written_patterns():
-    from emergence.metrics import attention_entropy
+    from emergence.core.metrics import attention_entropy
 
     p = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
     torch.testing.assert_close(attention_entropy(p), torch.tensor([0.0, np.log(2), np.log(4)], dtype=torch.float32))

@@ -8,10 +8,10 @@ import sys
 import pytest
 import torch
 
-from emergence import build_log, executor
-from emergence.config import load_params
-from emergence.executor import Plan, plan, run_jobs, worker_start_seconds
-from emergence.experiments import cache, cells
+from emergence.pipeline.config import load_params
+from emergence.runs import build_log, executor
+from emergence.runs import cache, cells
+from emergence.runs.executor import Plan, plan, run_jobs, worker_start_seconds
 
 SERIAL = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
 POOLED = {"executor": "local", "workers": 2, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
@@ -92,7 +92,7 @@ def test_workers_only_where_they_finish_sooner(monkeypatch):
 
 
 def test_worker_start_up_is_timed_until_every_worker_has_imported_the_build_code():
-    assert worker_start_seconds(Plan(1, 1), "emergence.schema") > 0
+    assert worker_start_seconds(Plan(1, 1), "emergence.common.schema") > 0
     with pytest.raises(ModuleNotFoundError):
         worker_start_seconds(Plan(1, 1), "emergence.no_such_module")
 
@@ -206,8 +206,8 @@ def test_entries_that_fix_their_threads_go_to_workers_even_where_threads_would_p
     """This process would build them on their own few threads too, so a worker is no slower:
     one long entry and one short, which this process builds sooner with every thread, go to two
     one-thread workers when each fixes one thread, and the cost model expects what the plan does."""
-    from emergence.cost import build_wall
-    from emergence.experiments.cache import build_plan
+    from emergence.pipeline.cost import build_wall
+    from emergence.runs.cache import build_plan
 
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
     two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.53, "worker_start_s": 3.0}
@@ -233,7 +233,7 @@ def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task
     """Each seed group trained apart (as a worker or an array task does), the cell's build finds
     them finished and trains nothing, and writes the bytes of a cell built whole: results and
     merged checkpoints; its recorded build time counts the groups'."""
-    from emergence import train
+    from emergence.core import train
 
     params = load_params(profile="smoke")
     section = params[task]
@@ -254,7 +254,7 @@ def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task
 
 
 def _counting_steps(monkeypatch) -> list:
-    from emergence import train
+    from emergence.core import train
 
     steps, step = [], train.train_step
     monkeypatch.setattr(train, "train_step", lambda *a, **k: steps.append(1) or step(*a, **k))
@@ -316,7 +316,7 @@ def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
     """One eight-group cell on 16 cores goes out as its groups; two cores already busy with many
     cells, a CUDA device, or cells bound to this process stay whole. On SLURM, groups where
     there are fewer cells than array tasks."""
-    from emergence.experiments.cache import handout_seconds, pieces, splits
+    from emergence.runs.cache import handout_seconds, pieces, splits
 
     f32 = {"threads": 0, "device": "cpu", "precision": "float32"}
     auto = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.5, "worker_start_s": 3.0}
@@ -324,7 +324,7 @@ def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
     assert splits(auto, [f32], one_cell)
     assert handout_seconds(auto, [f32], pieces(one_cell)) == 100.0 * 1.5 + 3.0    # eight workers, one group each
-    from emergence.cost import build_wall
+    from emergence.pipeline.cost import build_wall
     assert build_wall(auto, [800.0], [f32], [(0.125,) * 8]) == 153.0               # the printed plan expects the same
     with monkeypatch.context() as on_gpu:  # where the device is a GPU, one process trains (no pool)
         on_gpu.setattr(cache, "runs_on", lambda train: {"device": "cuda", "precision": "float32"})
@@ -366,7 +366,7 @@ def test_a_sweep_split_into_seed_groups_on_two_workers_reruns_nothing(tmp_path, 
 def test_a_seed_group_killed_mid_run_resumes_and_the_cell_keeps_its_bytes(tmp_path, monkeypatch):
     """A group's task dies after a resume snapshot (a killed worker, a preempted array task):
     run again, it continues from the snapshot, and the assembled cell is the whole build's."""
-    from emergence.train import FAULT_ENV, InjectedFault
+    from emergence.core.train import FAULT_ENV, InjectedFault
 
     params = load_params(profile="smoke")
     section = params["linear_map"]
@@ -379,7 +379,7 @@ def test_a_seed_group_killed_mid_run_resumes_and_the_cell_keeps_its_bytes(tmp_pa
         request.parts[1].run()
     assert list((tmp_path / "split").glob("linear_map-*/group1/state.pt"))
     monkeypatch.delenv(FAULT_ENV)
-    from emergence import train
+    from emergence.core import train
     steps, step = [], train.train_step
     monkeypatch.setattr(train, "train_step", lambda *a, **k: steps.append(1) or step(*a, **k))
     request.parts[1].run()

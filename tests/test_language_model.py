@@ -5,11 +5,11 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence.config import load_params, validate
-from emergence.schema import ConfigError
-from emergence.tasks import corpus as cp
-from emergence.experiments import language_model as lm
-from emergence.experiments import lm_probes
+from emergence.common.schema import ConfigError
+from emergence.core.tasks import corpus as cp
+from emergence.pipeline.config import load_params, validate
+from emergence.runs import language_model as lm
+from emergence.runs import lm_probes
 from training_reference import reference_params
 
 
@@ -200,7 +200,7 @@ def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
     params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"], steps={"dyck": 4},
                                                    transfer="attention_mlp")
     circuits = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
-    from emergence.model import SeedTransformer
+    from emergence.core.model import SeedTransformer
     fresh = SeedTransformer(circuits.cfg, list(circuits.seeds))
     # attention_mlp: the attention and MLP weights learned, everything else where the from-scratch twin starts
     block, start = circuits.blocks[0], fresh.blocks[0]
@@ -235,7 +235,7 @@ def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
     ({"dyck": 0, "neural_ca": 250, "random": 700}, "whole numbers in [1, 10000000], got {'dyck': 0}"),
 ])
 def test_each_pretraining_task_needs_its_own_step_count(steps, message):
-    from emergence.config import ConfigError, validate
+    from emergence.pipeline.config import ConfigError, validate
 
     params = load_params(profile="default")
     params["language_model"]["pretraining"]["steps"] = steps
@@ -250,9 +250,9 @@ def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(t
     import copy
     import hashlib
 
-    from emergence import train
-    from emergence.experiments import cache
-    from stages.lm_train import variant_requests
+    from emergence.core import train
+    from emergence.runs import cache
+    from emergence.runs.lm_builds import variant_requests
 
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
@@ -289,9 +289,9 @@ def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path
     import copy
     import hashlib
 
-    from emergence import train
-    from emergence.experiments import cache
-    from stages.lm_train import variant_requests
+    from emergence.core import train
+    from emergence.runs import cache
+    from emergence.runs.lm_builds import variant_requests
 
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
@@ -321,8 +321,8 @@ def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path
 
 
 def test_a_pattern_probe_of_one_period_holds_only_cycles_of_that_period():
-    from emergence.config import ConfigError, validate
-    from emergence.tasks import corpus as cp
+    from emergence.core.tasks import corpus as cp
+    from emergence.pipeline.config import ConfigError, validate
 
     params = load_params(profile="smoke")
     corpus = params["language_model"]["corpus"]

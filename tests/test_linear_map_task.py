@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from emergence.tasks import linear_map as lm
+from emergence.core.tasks import linear_map as lm
 
 
 def test_next_state_hand_example():

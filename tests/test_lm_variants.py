@@ -1,6 +1,6 @@
 import pytest
 
-from emergence.experiments import lm_variants as lv
+from emergence.common import lm_variants as lv
 
 MAIN = {"digits": 1.0, "spans": 1.0, "patterns": 1.0, "ioi": 1.0, "noise": 1.0}
 

@@ -2,7 +2,7 @@ import math
 
 import torch
 
-from emergence import metrics
+from emergence.core import metrics
 
 
 def test_entropy_of_uniform_and_one_hot_rows():

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from emergence.mirage import (TEN_NINETY, breakthroughness, change_point, exact_match_from_units,
+from emergence.analysis.mirage import (TEN_NINETY, breakthroughness, change_point, exact_match_from_units,
                               explained_fraction, fit_rise, forecast_concordance, landmark, progress)
 
 STEPS = np.unique(np.r_[0, 2 ** np.arange(10), np.arange(50, 3001, 50)]).astype(float)
@@ -108,7 +108,7 @@ def test_a_forecast_needs_events_to_learn_from():
 
 
 def test_a_small_test_set_reads_zero_before_a_gradual_rise_and_moves_its_emergence():
-    from emergence.mirage import subsampled_emergence
+    from emergence.analysis.mirage import subsampled_emergence
     rng = np.random.default_rng(0)
     steps = np.arange(0, 1000, 50.0)
     p = np.clip((steps - 200) / 600, 0.02, 1.0)                       # every example improves gradually
@@ -147,7 +147,7 @@ def _per_example_run(n_seeds=3, n_examples=64):
 
 
 def test_per_example_answers_give_each_unit_and_the_whole_answer_a_resolution():
-    from emergence.mirage_analysis import example_resolution, resolution_readings
+    from emergence.analysis.mirage_analysis import example_resolution, resolution_readings
     import xarray as xr
     run = _per_example_run()
     data, coords = example_resolution(run, "bit", chance_unit=0.5, threshold=0.5, min_subsample=16, draws=50)
@@ -173,7 +173,7 @@ def test_per_example_answers_give_each_unit_and_the_whole_answer_a_resolution():
 def test_binary_brier_is_the_two_class_brier_score():
     from sklearn.metrics import brier_score_loss
 
-    from emergence.mirage import binary_brier
+    from emergence.analysis.mirage import binary_brier
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 200)
     p1 = rng.random(200)                                    # predicted p(outcome 1)
@@ -203,7 +203,7 @@ def _automata_results(n_seeds: int, strengths=(0.0, 3.0), **train):
 
 
 def test_the_automata_control_arm_is_read_from_the_same_cell_with_the_most_seeds():
-    from emergence.mirage_analysis import control_with_most_seeds
+    from emergence.analysis.mirage_analysis import control_with_most_seeds
 
     def seeds(results, others):
         control, source = control_with_most_seeds(results, others)
@@ -222,8 +222,8 @@ def test_the_automata_control_arm_is_read_from_the_same_cell_with_the_most_seeds
 def test_the_resolution_shift_is_read_in_each_runs_own_rise_width():
     import xarray as xr
 
-    from emergence.mirage_analysis import shift_in_widths
-    from emergence.verdicts import jump_not_a_resolution_artefact
+    from emergence.analysis.mirage_analysis import shift_in_widths
+    from emergence.claims.verdicts import jump_not_a_resolution_artefact
 
     # 6 seeds x 2 units; every shift is 3 evaluation intervals of 0.01 ln steps
     shift = np.full((6, 2, 1), 3.0)
@@ -253,7 +253,7 @@ def test_the_resolution_shift_is_read_in_each_runs_own_rise_width():
 def test_a_run_searched_once_is_timed_once():
     import xarray as xr
 
-    from emergence.mirage_analysis import WHOLE_METRICS, searched_once
+    from emergence.analysis.mirage_analysis import WHOLE_METRICS, searched_once
 
     n = len(WHOLE_METRICS)
     ds = xr.Dataset({"whole_midpoint": (("whole_metric", "seed"), np.tile([6.0, 7.0, 8.0], (n, 1))),

@@ -3,7 +3,7 @@ decided (the paper gives no number for them, so there is no fourth test on its f
 import numpy as np
 import pytest
 
-from emergence.verdicts import (attention_moves_first, jump_not_a_resolution_artefact, jump_survives_continuous_metrics,
+from emergence.claims.verdicts import (attention_moves_first, jump_not_a_resolution_artefact, jump_survives_continuous_metrics,
                                 recovers_most_of_gap, seeds_for_interval, sharp_within_random_across)
 
 RNG = np.random.default_rng(0)
@@ -207,7 +207,7 @@ def test_a_seeds_tied_middle_runs_count_against_the_verdict_being_tested():
 
 def test_the_median_interval_is_scipys_and_covers_the_median_at_its_level():
     from scipy import stats
-    from emergence.verdicts import median_order_interval
+    from emergence.claims.verdicts import median_order_interval
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=11)
@@ -242,7 +242,7 @@ def test_an_interval_across_the_threshold_needs_the_paper_profile_only_where_it_
 def test_a_setting_with_fewer_seeds_is_read_as_absent_runs_not_as_censored_ones():
     """Units of a setting trained on 4 seeds beside one trained on 12 (NaN in the rows it lacks):
     each unit's quartiles come from its own runs, and the counts leave the missing runs out."""
-    from emergence.survival import km_quantile
+    from emergence.analysis.survival import km_quantile
 
     rng = np.random.default_rng(3)
     twelve = 7 + 0.6 * rng.standard_normal((12, 2))
@@ -266,7 +266,7 @@ def test_a_setting_with_fewer_seeds_is_read_as_absent_runs_not_as_censored_ones(
 def test_seeds_of_settings_with_different_seed_counts_are_resampled_within_their_stratum():
     """Four seeds carry every state size, eight more only one: each resample keeps four of the
     first kind (so the runs per setting stay as designed), where a plain seed bootstrap varies them."""
-    from emergence.verdicts import _seed_bootstrap, seed_strata
+    from emergence.claims.verdicts import _seed_bootstrap, seed_strata
 
     strata = seed_strata([4, 12, 4])
     assert strata.tolist() == [3] * 4 + [1] * 8 and seed_strata([8, 8]) is None

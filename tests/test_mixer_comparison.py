@@ -2,9 +2,9 @@ import json
 import numpy as np
 import pytest
 
-from emergence.config import ConfigError, load_params, validate
-from emergence.params import architecture_seeds
-from emergence.experiments import architecture_sweep, ca_state_size_sweep, mixer_comparison as mc, sparsity_sweep
+from emergence.common.params import architecture_seeds
+from emergence.pipeline.config import ConfigError, load_params, validate
+from emergence.runs.sweeps import architecture as architecture_sweep, ca_state_size as ca_state_size_sweep, mixers as mc, sparsity as sparsity_sweep
 from stages.sweep_mixers_summary import summarize
 
 
@@ -229,7 +229,7 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
 
 
 def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):
-    from emergence.experiments.lr_pilot import pilot_rows
+    from emergence.tools.lr_pilot import pilot_rows
 
     p = load_params(profile="smoke")
     rows = pilot_rows(p, [1e-3, 1e-2], steps=12, n_seeds=1, architectures=["transformer", "static_mixing"],
@@ -245,7 +245,7 @@ def test_the_learning_rate_pilot_trains_each_rate_once(tmp_path):
 
 
 def test_the_pilot_can_train_each_architecture_at_its_own_rate_in_a_setting_not_yet_run(tmp_path):
-    from emergence.experiments.lr_pilot import own_rate, pilot_rows, with_overrides
+    from emergence.tools.lr_pilot import own_rate, pilot_rows, with_overrides
 
     p = load_params(profile="smoke")
     archs = mc.architectures(p)

@@ -7,9 +7,9 @@ import importlib.util
 import pytest
 import torch
 
-from emergence import kernel_refusals, mixer_kernels
-from emergence.mixers import RWKV7, GatedDeltaNet
-from emergence.model import SeedTransformer
+from emergence.core import kernel_refusals, mixer_kernels
+from emergence.core.mixers import RWKV7, GatedDeltaNet
+from emergence.core.model import SeedTransformer
 from tests.test_mixers import cfg_for, perturbed_gates, tokens
 
 

@@ -5,10 +5,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from emergence import hooks as hk
-from emergence.metrics import effective_distribution
-from emergence.mixers import CAUSAL_MIXERS, MIXERS, GatedDeltaNet, RWKV7, TokenMLP, causal_conv, decay_matrix
-from emergence.model import ModelConfig, SeedTransformer, matched_d_mlp, parameter_count
+from emergence.core import hooks as hk
+from emergence.core.metrics import effective_distribution
+from emergence.core.mixers import CAUSAL_MIXERS, MIXERS, GatedDeltaNet, RWKV7, TokenMLP, causal_conv, decay_matrix
+from emergence.core.model import ModelConfig, SeedTransformer, matched_d_mlp, parameter_count
 
 OTHERS = [m for m in MIXERS if m != "attention"]
 CAUSAL = [m for m in CAUSAL_MIXERS if m != "attention"]

@@ -4,9 +4,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from emergence import hooks as hk
-from emergence import metrics
-from emergence.model import ModelConfig, SeedTransformer
+from emergence.core import hooks as hk
+from emergence.core import metrics
+from emergence.core.model import ModelConfig, SeedTransformer
 
 
 def tokens_for(model, batch=3, seed=0):
@@ -171,7 +171,7 @@ def test_select_seeds_copies_weights(tiny_cfg):
 
 @pytest.mark.parametrize("norm, d_mlp", [("pre", 32), ("none", 0)])
 def test_parameter_count_matches_the_module(norm, d_mlp):
-    from emergence.model import parameter_count
+    from emergence.core.model import parameter_count
 
     cfg = ModelConfig(vocab_size=3, seq_len=7, n_layer=2, d_model=8, n_head=2, d_mlp=d_mlp, norm=norm)
     model = SeedTransformer(cfg, [0])

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from emergence.tasks.neural_ca import evolve, neural_rule, sample_neural_ca
+from emergence.core.tasks.neural_ca import evolve, neural_rule, sample_neural_ca
 
 
 def test_a_rule_is_a_table_over_every_neighbourhood():

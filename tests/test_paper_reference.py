@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from emergence.paper_reference import (bits_at_chance, ca_heads_loss, heads_output_loss, load_figures,
+from emergence.report.paper_reference import (bits_at_chance, ca_heads_loss, heads_output_loss, load_figures,
                                        mixer_output_loss, output_loss, sparsity_output_loss, value_range,
                                        width_output_loss)
 

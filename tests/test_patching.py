@@ -1,7 +1,7 @@
 import torch
 
-from emergence import patching as pt
-from emergence.model import ModelConfig, SeedTransformer
+from emergence.analysis import patching as pt
+from emergence.core.model import ModelConfig, SeedTransformer
 
 
 def sharpened(model, scale=25.0):
@@ -65,7 +65,7 @@ def test_query_positions_limit_the_patch():
     tok = tokens_for(old, B=2)
     donor = pt.record_attention(new, tok)
     store = {}
-    from emergence.hooks import compose, pattern_name, record
+    from emergence.core.hooks import compose, pattern_name, record
 
     old(tok, compose(pt.patch_hooks(donor, [(0, 0), (0, 1)], query_positions=[5]), {pattern_name(0): record(store)}))
     got, mine = store[pattern_name(0)], pt.record_attention(old, tok)[0]
@@ -142,8 +142,8 @@ def test_patching_every_heads_output_recovers_a_gap_that_lives_in_the_values_and
 
 
 def test_patching_every_heads_output_at_some_query_rows_only():
-    from emergence.hooks import compose, record
-    from emergence.patching import override_output, z_name
+    from emergence.analysis.patching import override_output, z_name
+    from emergence.core.hooks import compose, record
 
     cfg = ModelConfig(vocab_size=7, seq_len=8, n_layer=1, d_model=12, n_head=2, d_mlp=0, norm="none")
     old, new = SeedTransformer(cfg, [0]), SeedTransformer(cfg, [3])

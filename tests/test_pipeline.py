@@ -36,13 +36,13 @@ def test_report_exists_with_every_figure(smoke_built):
 
 
 def test_no_page_of_the_pdf_has_overlapping_text(smoke_built):
-    from emergence.pdf_layout import overlapping_text
+    from emergence.report.pdf_layout import overlapping_text
 
     assert overlapping_text(smoke_built / "report" / "_output" / "report.pdf") == {}
 
 
 def test_every_verdict_is_on_page_1_of_the_pdf(smoke_built):
-    from emergence.pdf_layout import page_text
+    from emergence.report.pdf_layout import page_text
 
     pdf = smoke_built / "report" / "_output" / "report.pdf"
     first = page_text(pdf, 1)
@@ -108,8 +108,8 @@ def test_the_prebuild_ran_first_and_the_stages_took_what_it_built(smoke_built):
         assert prebuild["cells_built"] >= 20
         assert {name for name, t in timings.items() if t.get("cells_built") and name != "prebuild"} == {"sweep_precision"}
     else:
-        from emergence.config import load_params
-        from emergence.experiments.language_model import variants
+        from emergence.pipeline.config import load_params
+        from emergence.runs.language_model import variants
 
         smoke_variants = variants(load_params(profile="smoke")["language_model"])
         assert prebuild["cells_built"] == 0 and timings["lm_train"]["cells_built"] == len(smoke_variants) == 7
@@ -125,8 +125,8 @@ def test_metrics_and_results_written(smoke_built):
 
 
 def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built):
-    from emergence.scorecard import THRESHOLDS
-    from emergence.verdicts import VERDICTS
+    from emergence.claims.scorecard import THRESHOLDS
+    from emergence.claims.verdicts import VERDICTS
 
     card = json.loads((smoke_built / "data" / "claims" / "scorecard.json").read_text())
     rows = card["claims"]
@@ -169,10 +169,10 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
 def test_every_interval_draws_the_claims_bootstrap_count(smoke_built, monkeypatch):
     """`claims.n_boot` reaches every rule's bootstrap: each interval on the smoke results is
     read off exactly that many resamples."""
-    from emergence import verdicts as vd
-    from emergence.config import load_params
-    from emergence.scorecard import SECTIONS, Context, read_paper_claims, read_result, rule_verdicts
-    from emergence.stage import pipeline_paths
+    from emergence.claims import verdicts as vd
+    from emergence.claims.scorecard import SECTIONS, Context, read_paper_claims, read_result, rule_verdicts
+    from emergence.pipeline.config import load_params
+    from emergence.pipeline.stage import pipeline_paths
 
     paths = pipeline_paths(smoke_built)
     results = {name: read_result(smoke_built / paths[name]) for _, _, inputs in SECTIONS for name in inputs}

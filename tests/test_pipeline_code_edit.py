@@ -18,7 +18,7 @@ def _outputs(root) -> dict[str, str]:
 
 def test_a_docstring_in_the_trainer_reruns_its_stages_and_trains_nothing(smoke_repo):
     before = _outputs(smoke_repo)
-    edit(smoke_repo / "emergence" / "train.py", '"""', '"""A corrected docstring. ')
+    edit(smoke_repo / "emergence" / "core" / "train.py", '"""', '"""A corrected docstring. ')
     out = sh(["dvc", "repro", "claims_scorecard"], smoke_repo)  # every result; the report after them
     ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
     assert {"linear_map_train", "sweep_ca_state_size", "sweep_mixers", "lm_train"} <= ran, ran

@@ -57,7 +57,7 @@ def test_lock_holds_no_timings_and_an_inactive_overlay_or_the_renderer_changes_l
         assert now - before == {"claims_scorecard", "report_render"} - before and "claims_scorecard" in now
     finally:
         paper.write_text(original)
-    render = smoke_repo / "emergence" / "render.py"
+    render = smoke_repo / "emergence" / "report" / "render.py"
     original = edit(render, '"""', '"""An edit. ')
     try:
         now = changed(smoke_repo)
@@ -120,14 +120,14 @@ def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(sm
         assert (clone / rel).read_bytes() == (smoke_repo / rel).read_bytes(), rel
     assert "up to date" in sh(["dvc", "status"], clone).stdout
     # `make report`'s plan: the clone's cell cache is empty, yet nothing will train, and it times nothing
-    assert "up to date; nothing to train" in sh([sys.executable, "-m", "emergence.cost"], clone).stdout
+    assert "up to date; nothing to train" in sh([sys.executable, "-m", "emergence.pipeline.cost"], clone).stdout
     # and after an analysis threshold or a chapter edit, which rerun no training stage, it prebuilds nothing
     edit(clone / "params.yaml", "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
     (clone / "report" / "chapters" / "02_sparsity.py").open("a").write("# an edit\n")
-    plan = sh([sys.executable, "-m", "emergence.cost", "--no-calibrate"], clone).stdout
+    plan = sh([sys.executable, "-m", "emergence.pipeline.cost", "--no-calibrate"], clone).stdout
     assert "no training stage among those `dvc repro` will run or check out of its run cache" in plan, plan
     assert "linear_map_analyse" in plan, plan
-    sh([sys.executable, "-m", "emergence.prebuild"], clone)
+    sh([sys.executable, "-m", "emergence.pipeline.prebuild"], clone)
     assert not list((clone / "data" / ".scratch").rglob("*.nc"))  # no cell trained into the empty cache
     metrics = json.loads((clone / "data" / "metrics" / "summary.json").read_text())
     assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "automata", "mixers",

@@ -7,16 +7,16 @@ import sys
 
 import pytest
 
-from emergence.cost import runs
+from emergence.pipeline.cost import runs
 from smoke_build import EXTERNAL, edit, sh
 
 pytestmark = pytest.mark.pipeline
 
 # the stages `make report` expects `dvc repro` to run, so plans and prebuilds the cells of
-PLANNED = ("import json; from emergence.config import load_params, validate; from emergence.cost import stages_to_run; "
+PLANNED = ("import json; from emergence.pipeline.config import load_params, validate; from emergence.pipeline.cost import stages_to_run; "
            "print(json.dumps(sorted(stages_to_run(validate(load_params())))))")
 # the training stages, read in the same way (a foreach stage by its base name)
-TRAINING = ("import json; from emergence.config import load_params, validate; from emergence.cost import planned_cells; "
+TRAINING = ("import json; from emergence.pipeline.config import load_params, validate; from emergence.pipeline.cost import planned_cells; "
             "print(json.dumps(sorted(planned_cells(validate(load_params())))))")
 
 
@@ -48,7 +48,7 @@ def test_the_comparison_page_lists_the_changed_parameter_and_overlays_both_revis
     try:
         out = sh(["dvc", "repro", "summary_metrics", "claims_scorecard"], smoke_repo)
         assert "train group" not in out.stdout + out.stderr
-        sh([sys.executable, "-m", "emergence.compare", "HEAD"], smoke_repo)
+        sh([sys.executable, "-m", "emergence.report.compare", "HEAD"], smoke_repo)
         page = (smoke_repo / "report" / "_compare" / "compare.html").read_text().replace("\u200b", "")
         changed = page.split('id="parameters-that-changed"')[1].split('id="results-that-changed"')[0]
         assert re.findall(r"<td[^>]*>([a-z_]+\.[\w.]+)</td>", changed) == ["linear_map.analysis.plateau_threshold"]
@@ -85,7 +85,7 @@ def test_a_value_set_back_is_checked_out_of_the_run_cache_and_nothing_is_prebuil
     scratch, aside = smoke_repo / "data" / ".scratch", smoke_repo.parent / "scratch-aside"
     scratch.rename(aside)
     try:
-        sh([sys.executable, "-m", "emergence.prebuild"], smoke_repo)
+        sh([sys.executable, "-m", "emergence.pipeline.prebuild"], smoke_repo)
         assert not list(scratch.rglob("*.nc"))  # the linear-map cell the empty cache lacks: not trained
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -1,14 +1,14 @@
 """`make report`'s prebuild: every cell the stages to run lack, in one pool, before `dvc repro`."""
 import copy
 
-from emergence.config import load_params
-from emergence.cost import stage_entries
+from emergence.pipeline.config import load_params
+from emergence.pipeline.cost import stage_entries
 import torch
 
-from emergence.experiments.cache import bound_to_process, entry_of, thread_dependent
-from emergence.experiments.runner import runs_on
-from emergence.precision import bf16_support
-from emergence.prebuild import pooled_requests
+from emergence.core.precision import bf16_support
+from emergence.pipeline.prebuild import pooled_requests
+from emergence.runs.cache import bound_to_process, entry_of, thread_dependent
+from emergence.runs.runner import runs_on
 
 HAS_BF16 = bf16_support(torch.device("cpu"))[0]
 
@@ -53,8 +53,8 @@ def _pooled_and_alone(tmp_path, params: dict, stage: str, write) -> dict[str, tu
     """The bytes `write(params, scratch, folder)` writes (returning the file) and the entries it
     built itself: once after the prebuild's pool of two one-thread workers built `stage`'s
     cells (then it builds none), once alone in this process."""
-    from emergence import build_log
-    from emergence.prebuild import prebuild
+    from emergence.pipeline.prebuild import prebuild
+    from emergence.runs import build_log
 
     pool = copy.deepcopy(params)
     pool["execution"].update(worker_start_s=0.0, slowdown=1.0, workers=2)  # a pool, however short the cells
@@ -75,8 +75,8 @@ def _pooled_and_alone(tmp_path, params: dict, stage: str, write) -> dict[str, tu
 def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path):
     """The prebuild's pool builds a sparsity row's cells; the stage's own code then builds
     nothing and writes the file it writes when it builds them itself."""
-    from emergence.experiments.sparsity_sweep import run_row
-    from emergence.io import write_netcdf
+    from emergence.common.io import write_netcdf
+    from emergence.runs.sweeps.sparsity import run_row
 
     def write(params, scratch, folder):
         write_netcdf(run_row(params, "S08", params["sweeps"]["sparsity"]["grid"]["S08"], scratch), folder / "row.nc")
@@ -89,7 +89,7 @@ def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path)
 def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp_path):
     """The precision check's cells, bfloat16 twin included (its threads fixed), built by the
     pool's workers and then by the stage alone in this process with all its threads: same file."""
-    from emergence.experiments.precision_check import run
+    from emergence.runs.sweeps.precision import run
 
     def write(params, scratch, folder):
         run(params, folder / "cells", scratch)
@@ -105,9 +105,9 @@ def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes
     """Four workers for two two-group cells: the pool trains their seed groups apart (the
     bfloat16 twin's on its fixed one thread), assembles the cells, and the stage alone writes
     the same file."""
-    from emergence import build_log, executor
-    from emergence.experiments.precision_check import run
-    from emergence.prebuild import prebuild
+    from emergence.pipeline.prebuild import prebuild
+    from emergence.runs import build_log, executor
+    from emergence.runs.sweeps.precision import run
 
     monkeypatch.setattr(executor, "usable_cores", lambda: 4)
     monkeypatch.setattr(build_log, "PIECES", {})

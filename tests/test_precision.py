@@ -9,19 +9,19 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence import precision
-from emergence.config import load_params
-from emergence.hooks import attention_bias, scores_name
-from emergence.io import read_netcdf
-from emergence.precision_record import precision_record
-from emergence.stage import pipeline_paths
-from emergence.experiments.cells import cell_key, with_budget
-from emergence.experiments.precision_check import sweep_files
-from emergence.model import ModelConfig, SeedTransformer
-from emergence.tasks import linear_map
-from emergence.train import make_optimizer, train_step
-from emergence.precision_agreement import (STATISTICS, Comparison, agreement, forecast, precision_statistics,
+from emergence.analysis.precision_agreement import (STATISTICS, Comparison, agreement, forecast, precision_statistics,
                                           seeds_to_fit, smallest_p)
+from emergence.common.io import read_netcdf
+from emergence.core import precision
+from emergence.core.hooks import attention_bias, scores_name
+from emergence.core.model import ModelConfig, SeedTransformer
+from emergence.core.tasks import linear_map
+from emergence.core.train import make_optimizer, train_step
+from emergence.pipeline.config import load_params
+from emergence.pipeline.stage import pipeline_paths
+from emergence.runs.cells import cell_key, with_budget
+from emergence.runs.sweeps.precision import sweep_files
+from emergence.tools.precision_record import precision_record
 
 from training_reference import train_task
 

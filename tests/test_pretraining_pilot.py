@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from emergence.experiments.pretraining_pilot import learned_step, unigram_entropy
+from emergence.tools.pretraining_pilot import learned_step, unigram_entropy
 
 
 def test_unigram_entropy_ignores_the_first_position_and_matches_the_formula():
@@ -25,8 +25,8 @@ def test_learned_step_reads_the_drop_below_the_reference_per_seed():
 
 
 def test_the_pilot_trains_each_task_as_the_twins_are_pre_pretrained(tmp_path):
-    from emergence.config import load_params
-    from emergence.experiments.pretraining_pilot import pilot_row, pretraining_curve
+    from emergence.pipeline.config import load_params
+    from emergence.tools.pretraining_pilot import pilot_row, pretraining_curve
 
     params = load_params(profile="smoke")
     steps, loss, unigram = pretraining_curve(params, "dyck", steps=6, eval_every=2, scratch=tmp_path)

@@ -4,8 +4,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from emergence import patching as pt  # noqa: E402
-from emergence import pythia  # noqa: E402
+from emergence.analysis import patching as pt
+from emergence.runs import pythia
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 import numpy as np
 
-from emergence.config import load_params
-from emergence.experiments import rare_skills_pilot as pilot
+from emergence.pipeline.config import load_params
+from emergence.tools import rare_skills_pilot as pilot
 
 
 def test_the_pilot_picks_the_smallest_weight_most_seeds_learn():

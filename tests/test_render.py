@@ -6,9 +6,9 @@ import nbformat
 import pytest
 import re
 
-from emergence import render
-from emergence.config import REPO_ROOT
-from emergence.report_index import params_diff, stage_timings
+from emergence.pipeline.config import REPO_ROOT
+from emergence.report import render
+from emergence.report.report_index import params_diff, stage_timings
 
 def _png() -> str:
     import io
@@ -117,7 +117,7 @@ def test_stage_timings_add_the_reused_cells_build_time(tmp_path):
 
 
 def test_the_appendix_names_the_cpus_the_cells_were_built_on(tmp_path):
-    from emergence.report_index import training_cpus
+    from emergence.report.report_index import training_cpus
 
     timings = tmp_path / "data" / "timings"
     timings.mkdir(parents=True)
@@ -130,8 +130,8 @@ def test_the_appendix_names_the_cpus_the_cells_were_built_on(tmp_path):
 
 
 def test_scale_table_sets_each_profile_beside_the_paper_profile():
-    from emergence.params import merged_params
-    from emergence.report_index import scale_table
+    from emergence.common.params import merged_params
+    from emergence.report.report_index import scale_table
 
     df = scale_table(merged_params(profile="default"), merged_params(profile="paper"))
     rows = dict(zip(df["setting"], zip(df["this run (default)"], df["paper profile"])))
@@ -141,7 +141,7 @@ def test_scale_table_sets_each_profile_beside_the_paper_profile():
 
 
 def test_time_summary_names_the_total_the_cold_cost_and_the_largest_stages(tmp_path):
-    from emergence.report_index import time_summary
+    from emergence.report.report_index import time_summary
 
     timings = tmp_path / "data" / "timings"
     timings.mkdir(parents=True)
@@ -157,7 +157,7 @@ def test_time_summary_names_the_total_the_cold_cost_and_the_largest_stages(tmp_p
 def test_overlap_check_finds_text_laid_over_text(tmp_path):
     import typst
 
-    from emergence.pdf_layout import overlapping_text
+    from emergence.report.pdf_layout import overlapping_text
 
     for name, source in (("clean", "A paragraph of ordinary text.\n\n#table(columns: 2, [alpha], [beta])\n"),
                          ("over", "#place(top + left)[Overlapping words]\n#place(top + left, dx: 6pt)[Overlapping words]\n")):
@@ -172,8 +172,8 @@ def test_tables_keep_long_words_inside_their_columns(tmp_path):
     overlaps in the PDF; by pipe_table's it does not."""
     import pandas as pd
 
-    from emergence.pdf_layout import overlapping_text
-    from emergence.tables import ZWSP, column_widths, pipe_table
+    from emergence.report.pdf_layout import overlapping_text
+    from emergence.report.tables import ZWSP, column_widths, pipe_table
 
     df = pd.DataFrame({"parameter": [f"sweeps.ca_architecture.cells.H{h}_dh16_L2.profiles" for h in range(1, 9)],
                        "value": ["['smoke', 'default', 'paper'] and a longer note " * 2] * 8,
@@ -189,7 +189,7 @@ def test_tables_keep_long_words_inside_their_columns(tmp_path):
 def test_a_tight_table_breaks_identifiers_but_never_numbers():
     import pandas as pd
 
-    from emergence.tables import ZWSP, pipe_table
+    from emergence.report.tables import ZWSP, pipe_table
 
     # ten columns: too wide for the page, so identifiers longer than BREAK_TIGHT get breaks
     df = pd.DataFrame({f"column {i}": ["run_label.x"] for i in range(8)}
@@ -202,7 +202,7 @@ def test_a_tight_table_breaks_identifiers_but_never_numbers():
 def test_a_table_can_ask_for_smaller_type_in_the_pdf_only():
     import pandas as pd
 
-    from emergence.tables import pipe_table
+    from emergence.report.tables import pipe_table
 
     df = pd.DataFrame({"claim": ["1 (linear map, abrupt)"], "verdict": ["reproduced"]})
     assert "set text(size" not in pipe_table(df)
@@ -216,7 +216,7 @@ def test_a_table_can_ask_for_smaller_type_in_the_pdf_only():
 def test_verdicts_carry_one_colour_into_html_and_pdf(tmp_path):
     from pdfminer.high_level import extract_text
 
-    from emergence.tables import VERDICT_COLOURS, coloured, visible
+    from emergence.report.tables import VERDICT_COLOURS, coloured, visible
 
     text = coloured("Claim 8 (gated_deltanet): not reproduced.", "not reproduced")
     assert visible(text) == "Claim 8 (gated_deltanet): not reproduced."
@@ -260,7 +260,7 @@ def test_cold_cost_of_a_stage_built_by_workers_shares_its_cells_out(tmp_path):
 
 
 def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():
-    from emergence.report_index import glance_table
+    from emergence.report.report_index import glance_table
     rows = [{"claim": f"claim {i}", "verdict": ["reproduced", "inconclusive", "not reproduced"][i % 3]}
             for i in range(25)]
     table = glance_table(rows, columns=3)
@@ -276,7 +276,7 @@ def test_the_glance_table_shows_every_verdict_once_in_scorecard_order():
 
 
 def test_the_stability_paragraph_names_the_shaky_verdicts_or_says_there_are_none():
-    from emergence.report_index import stability_markdown
+    from emergence.report.report_index import stability_markdown
 
     firm = {"claim": "4", "verdict": "reproduced", "stability": 1.0, "resampled": {"reproduced": 50}}
     shaky = {"claim": "8 (Mixer)", "verdict": "inconclusive", "stability": 0.5,
@@ -291,7 +291,7 @@ def test_the_stability_paragraph_names_the_shaky_verdicts_or_says_there_are_none
 
 
 def test_the_threshold_table_names_each_change_and_counts_the_verdicts_that_hinge():
-    from emergence.report_index import sensitivity_markdown
+    from emergence.report.report_index import sensitivity_markdown
 
     change = {"row": "lm-abrupt", "claim": "1 (lm)", "from": "not reproduced", "to": "reproduced"}
     sensitivity = [{"threshold": "abrupt_ratio", "value": 0.25, "lower": {"value": 0.2, "changed": []},
@@ -306,7 +306,7 @@ def test_the_threshold_table_names_each_change_and_counts_the_verdicts_that_hing
 
 
 def test_powers_and_indices_are_typeset_but_code_and_identifiers_are_not():
-    from emergence.render import typeset_scripts
+    from emergence.report.render import typeset_scripts
     text = "at 10^4 steps, p^L and x_0 x_1; d_head, seeds_per_group, `x_0 10^4` and ```{=typst}\n#x^2\n```"
     out = typeset_scripts(text)
     assert "10^4^ steps" in out and "p^L^ and" in out and "x~0~ x~1~" in out
@@ -318,7 +318,7 @@ def test_the_metrics_comparison_lists_only_what_changed(tmp_path):
     import json
     import subprocess
 
-    from emergence.report_index import METRICS_FILES, metrics_diff
+    from emergence.report.report_index import METRICS_FILES, metrics_diff
     git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
     git("init", "-q")
     first, second = (tmp_path / f for f in METRICS_FILES)
@@ -340,7 +340,7 @@ def test_the_entry_page_names_the_commit_its_symbolic_base_was(tmp_path):
     page says which commit it compared against: short hash, date, subject (cut when long)."""
     import subprocess
 
-    from emergence.provenance import commit_label
+    from emergence.common.provenance import commit_label
     git = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *a], cwd=tmp_path,  # noqa: E731
                                     check=True, capture_output=True, text=True).stdout.strip()
     git("init", "-q")
@@ -383,7 +383,7 @@ def test_every_chapter_shows_the_text_and_tables_it_builds():
 
 
 def test_report_numbers_tell_unreached_from_undefined():
-    from emergence.reporting import fmt
+    from emergence.report.reporting import fmt
 
     assert fmt(float("inf")) == "∞" and fmt(-math.inf) == "-∞"  # an unreached KM median or ratio
     assert fmt(float("nan")) == "n/a" and fmt(None) == "n/a"
@@ -391,7 +391,7 @@ def test_report_numbers_tell_unreached_from_undefined():
 
 
 def test_the_entry_page_counts_the_papers_claims_apart_from_this_reports_own():
-    from emergence.report_index import scorecard_markdown
+    from emergence.report.report_index import scorecard_markdown
 
     def row(i, kind, verdict):
         return {"id": f"r{i}", "kind": kind, "claim": f"claim {i}", "verdict": verdict, "statement": "s", "paper": "",

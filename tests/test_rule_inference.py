@@ -1,8 +1,8 @@
 """How many rules of the automata's pool stay consistent with a sequence, against hand-built pools."""
 import numpy as np
 
-from emergence.rule_inference import consistent_rules, mean_consistent_rules
-from emergence.tasks.cellular_automata import Layout, elementary_rule, make_sequences
+from emergence.analysis.rule_inference import consistent_rules, mean_consistent_rules
+from emergence.core.tasks.cellular_automata import Layout, elementary_rule, make_sequences
 
 ELEMENTARY = Layout(state_size=5, n_states=4, n_colours=2, radius=1, periodic=True)
 

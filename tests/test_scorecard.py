@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from emergence import scorecard as sc
-from emergence.config import load_params
+from emergence.claims import scorecard as sc
+from emergence.pipeline.config import load_params
 
 PAPER = sc.read_paper_claims(sc.Path(__file__).resolve().parent.parent / "data" / "paper" / "claims.yaml")
 
@@ -142,7 +142,7 @@ def test_stability_is_told_with_the_verdicts_the_resamples_gave_instead():
 def test_rows_match_across_revisions_by_rule_not_by_label():
     """A relabelled row is the same claim in both revisions (the entry page's and `make compare`'s
     verdict changes); rows sharing a rule stay apart by their labels."""
-    from emergence.compare import verdict_diff
+    from emergence.report.compare import verdict_diff
 
     base = [{"id": "abrupt", "claim": "1 (linear map)", "verdict": "reproduced"},
             {"id": "bias", "claim": "5 (c = 1)", "verdict": "reproduced"},
@@ -165,7 +165,7 @@ def test_a_claim_decided_alike_on_other_numbers_shows_both_sides_numbers():
     """`make compare` after an edit that moved a claim's numbers but not its verdict (a threshold,
     more seeds): both sides' estimate, interval, sample and test; a verdict change is not repeated
     here, an unchanged row not listed, and an edited rule names its statistic on both sides."""
-    from emergence.compare import number_diff
+    from emergence.report.compare import number_diff
 
     row = {"id": "random-times", "claim": "1 (linear map, seed-dependent)", "verdict": "reproduced",
            "statistic": "quartile ratio", "estimate": 2.04, "interval": [1.71, 3.89], "n": 8, "n_of": "seeds",
@@ -191,8 +191,8 @@ def test_a_claim_decided_alike_on_other_numbers_shows_both_sides_numbers():
 def test_every_row_links_a_figure_its_chapter_draws():
     import re
 
-    from emergence.config import REPO_ROOT
-    from emergence.scorecard import CHAPTERS, FIGURES
+    from emergence.claims.scorecard import CHAPTERS, FIGURES
+    from emergence.pipeline.config import REPO_ROOT
 
     labels = {p.stem: set(re.findall(r"^#\| label: (fig-[\w-]+)", p.read_text(), flags=re.M))
               for p in (REPO_ROOT / "report" / "chapters").glob("*.py")}
@@ -262,7 +262,7 @@ def test_the_context_reads_the_paper_profiles_count_per_claim():
 
 
 def test_compare_names_a_revision_that_is_no_commit(capsys):
-    from emergence.compare import main
+    from emergence.report.compare import main
 
     with pytest.raises(SystemExit) as stop:
         main(["no-such-revision"])
@@ -343,7 +343,7 @@ def test_a_claim_says_which_threshold_moves_its_verdict():
 
 
 def test_settings_with_fewer_seeds_sit_beside_the_others_with_absent_rows():
-    from emergence.scorecard import _by_seed
+    from emergence.claims.scorecard import _by_seed
 
     out = _by_seed([np.ones((4, 2)), np.zeros((12, 3)), np.full(12, 5.0)[:, None]])
     assert out.shape == (12, 6)

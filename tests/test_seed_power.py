@@ -1,7 +1,7 @@
 """The seed-count pilot: this run's seeds resampled, the claim's rule applied again."""
 import pytest
 
-from emergence import seed_power as sp
+from emergence.tools import seed_power as sp
 from tests.test_scorecard import context, summary
 
 HUMP = [(16, 1, 100, 50), (16, 8, None, None), (16, 16, 150, 60)]

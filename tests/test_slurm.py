@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from emergence import build_log
-from emergence.config import REPO_ROOT
-from emergence.executor import ExecutorError, run_slurm
-from emergence.experiments import cells
+from emergence.pipeline.config import REPO_ROOT
+from emergence.runs import build_log
+from emergence.runs import cells
+from emergence.runs.executor import ExecutorError, run_slurm
 
 from test_executor import POOLED, SERIAL, _digests, _sweep_files
 

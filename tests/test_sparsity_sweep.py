@@ -1,9 +1,9 @@
 import pytest
 
-from emergence import train
-from emergence.config import ConfigError, load_params, validate
-from emergence.experiments import sparsity_sweep as sweep
-from emergence.params import sparsities_on
+from emergence.common.params import sparsities_on
+from emergence.core import train
+from emergence.pipeline.config import ConfigError, load_params, validate
+from emergence.runs.sweeps import sparsity as sweep
 from stages.sweep_sparsity_summary import summarize
 
 
@@ -60,7 +60,7 @@ def test_row_without_cells_on_this_profile_is_a_marker(tmp_path, params):
 
 
 def _write(tmp_path, ds):
-    from emergence.io import write_netcdf
+    from emergence.common.io import write_netcdf
 
     path = tmp_path / "row.nc"
     write_netcdf(ds, path)
@@ -68,7 +68,7 @@ def _write(tmp_path, ds):
 
 
 def test_the_budget_pilot_trains_the_sweeps_cell_at_the_longer_budget(tmp_path, params, monkeypatch):
-    from emergence.experiments.sparsity_pilot import pilot_rows
+    from emergence.tools.sparsity_pilot import pilot_rows
 
     rows = pilot_rows(params, 6, [1, 3], steps=18, n_seeds=1, scratch=tmp_path)
     assert [(r["sparsity"], r["steps"]) for r in rows] == [(1, 18), (3, 18)]

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import xarray as xr
 
-from emergence import stability as st
+from emergence.claims import stability as st
 
 
 def sign_of_mean(results) -> dict[str, str]:
@@ -48,7 +48,7 @@ def test_each_result_keeps_its_own_seed_count():
 
 def padded_summary(counts: list[int]) -> xr.Dataset:
     """A sweep summary whose cells trained `counts` seeds: seed k of cell i holds 100 i + k,
-    padding NaN with its censored flag 1, as emergence.analysis.cell_statistics lays them out."""
+    padding NaN with its censored flag 1, as emergence.analysis.events.cell_statistics lays them out."""
     width = max(counts)
     x = np.full((len(counts), width), np.nan)
     flag = np.ones((len(counts), width), dtype=np.int8)

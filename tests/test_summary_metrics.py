@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from emergence.scorecard import json_safe
-from emergence.summary_metrics import LABELS, cell_metrics, language_model_metrics
+from emergence.analysis.summary_metrics import LABELS, cell_metrics, language_model_metrics
+from emergence.claims.scorecard import json_safe
 
 
 def _summary():
@@ -44,7 +44,7 @@ def test_json_safe_is_byte_stable():
 
 
 def test_plot_tables_hold_the_key_curves():
-    from emergence.summary_metrics import plot_tables
+    from emergence.analysis.summary_metrics import plot_tables
     sp = _summary().assign(density=("cell", [0.125, 0.5]))
     ca = _summary().assign(strength=("cell", [0.0, 0.0]), budget_step=(("cell",), [1000.0, 1000.0]))
     probes = xr.Dataset({"bracket_censored": (("size", "capability", "seed"), [[[0, 1]], [[0, 0]]])},

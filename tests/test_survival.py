@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from emergence.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, bootstrap_rows_km_median, censored_normal_fit,
+from emergence.analysis.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, bootstrap_rows_km_median, censored_normal_fit,
                                 km_median, km_median_of_rows, km_quantile, km_survival,
                                 logrank, seed_permutation_logrank, stratified_logrank)
 
@@ -184,7 +184,7 @@ def test_row_km_median_pools_each_seeds_units_and_resamples_seeds():
 
 
 def test_the_mean_at_a_given_sigma_maximises_the_censored_likelihood():
-    from emergence.survival import censored_normal_mean
+    from emergence.analysis.survival import censored_normal_mean
 
     y = np.array([1.0, 1.5, 2.2, 3.0, 3.0, 3.0])
     c = np.array([False, False, False, True, True, True])

@@ -3,10 +3,10 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence.config import load_params
-from emergence.experiments import language_model
-from emergence.tasks import cellular_automata, linear_map
-from emergence.train import Task
+from emergence.core.tasks import cellular_automata, linear_map
+from emergence.core.train import Task
+from emergence.pipeline.config import load_params
+from emergence.runs import language_model
 
 PROTOCOL = ("layout_of", "build_task", "task_tensors", "model_config", "identity", "result_layout")
 

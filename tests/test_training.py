@@ -7,11 +7,11 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence.config import load_params
-from emergence.analysis import analyse, summary_metrics
-from emergence.io import read_netcdf
-from emergence.tasks import linear_map
-from emergence.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
+from emergence.analysis.events import analyse, summary_metrics
+from emergence.common.io import read_netcdf
+from emergence.core.tasks import linear_map
+from emergence.core.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
+from emergence.pipeline.config import load_params
 
 from training_reference import train_task
 
@@ -115,8 +115,8 @@ def test_attention_bias_moves_attention_onto_the_parents(tmp_path, smoke_params)
 def test_compiled_training_steps_follow_the_eager_ones():
     """train.compile changes how the step runs, not what it computes: a few compiled steps give
     the eager losses and parameters to float rounding, and a hooked pass stays eager."""
-    from emergence.model import ModelConfig, SeedTransformer
-    from emergence.train import make_optimizer, train_step, training_forward
+    from emergence.core.model import ModelConfig, SeedTransformer
+    from emergence.core.train import make_optimizer, train_step, training_forward
 
     cfg = ModelConfig(vocab_size=2, seq_len=8, n_layer=1, d_model=16, n_head=2, d_mlp=32)
     train = {"lr": 1e-2, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "compile": "default"}

@@ -12,7 +12,7 @@ again until the draw cannot move the verdict (verdicts.settled_permutation)."""
 import numpy as np
 import pytest
 
-from emergence.verdicts import (Arm, bias_keeps_plateau_flat, earlier, jump_not_a_resolution_artefact,
+from emergence.claims.verdicts import (Arm, bias_keeps_plateau_flat, earlier, jump_not_a_resolution_artefact,
                                 jump_survives_continuous_metrics, lower_final_loss)
 
 CASES = 1000
@@ -269,7 +269,7 @@ def never_weaker(decide, draw, strengthen, seed: int, rank=RANK, cases: int = CA
 
 
 def test_a_plateau_that_grows_more_with_s_never_weakens_its_verdict():
-    from emergence.verdicts import plateau_grows_with_state_size
+    from emergence.claims.verdicts import plateau_grows_with_state_size
 
     def draw(rng):
         budget = int(rng.integers(8, 25))
@@ -290,7 +290,7 @@ def test_a_plateau_that_grows_more_with_s_never_weakens_its_verdict():
 
 
 def test_more_spread_across_seeds_never_weakens_the_randomness_verdict():
-    from emergence.verdicts import times_vary_across_seeds
+    from emergence.claims.verdicts import times_vary_across_seeds
 
     def draw(rng):
         budget = int(rng.integers(20, 200))
@@ -313,7 +313,7 @@ def test_more_spread_across_seeds_never_weakens_the_randomness_verdict():
 
 
 def test_narrower_jumps_never_weaken_the_abruptness_verdict():
-    from emergence.verdicts import jumps_are_abrupt
+    from emergence.claims.verdicts import jumps_are_abrupt
 
     def draw(rng):
         runs, units = int(rng.integers(3, 10)), int(rng.integers(1, 8))
@@ -338,7 +338,7 @@ def test_narrower_jumps_never_weaken_the_abruptness_verdict():
 
 
 def test_a_harder_middle_never_weakens_the_hump_verdict():
-    from emergence.verdicts import hardest_at_medium_sparsity
+    from emergence.claims.verdicts import hardest_at_medium_sparsity
 
     def draw(rng):
         budget = int(rng.integers(8, 25))
@@ -363,7 +363,7 @@ def test_a_harder_middle_never_weakens_the_hump_verdict():
 
 @pytest.mark.parametrize("family", ["recovery", "sharpening"])
 def test_a_larger_recovery_or_sharpening_never_weakens_its_verdict(family):
-    from emergence.verdicts import head_sharpens_more_than_others, recovers_most_of_gap
+    from emergence.claims.verdicts import head_sharpens_more_than_others, recovers_most_of_gap
 
     def draw(rng):
         n = int(rng.integers(2, 16))
@@ -391,7 +391,7 @@ def test_a_larger_recovery_or_sharpening_never_weakens_its_verdict(family):
 
 
 def test_attention_further_ahead_never_weakens_the_precursor_verdict():
-    from emergence.verdicts import attention_moves_first
+    from emergence.claims.verdicts import attention_moves_first
 
     def draw(rng):
         seeds, units = int(rng.integers(3, 9)), int(rng.integers(2, 8))

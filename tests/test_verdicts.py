@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from emergence.survival import seed_permutation_logrank
-from emergence.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
+from emergence.analysis.survival import seed_permutation_logrank
+from emergence.claims.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
                                 every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
                                 jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
                                 plateau_grows_with_state_size, recovers_most_of_gap, row_median_bounds,
@@ -86,7 +86,7 @@ def test_detectable_effect_shrinks_with_events():
 
 
 def test_seeds_to_decide_follow_schoenfeld():
-    from emergence.verdicts import seeds_to_decide
+    from emergence.claims.verdicts import seeds_to_decide
     # HR 2, alpha 0.1, power 0.8, every seed an event: D = 4 (1.2816 + 0.8416)^2 / ln(2)^2 = 37.5 -> 19 per arm
     assert seeds_to_decide(2.0, 1.0, ALPHA) == 19
     assert seeds_to_decide(2.0, 0.5, ALPHA) == 38          # half the seeds censored: twice the seeds
@@ -266,7 +266,7 @@ def test_strata_on_the_same_seeds_resample_whole_seeds():
     """Two capabilities that are copies of one another carry one capability's information: on
     whole seeds resampled the interval is the single stratum's, draw for draw; resampled stratum
     by stratum as if independent it is another (the copies count as twice the seeds)."""
-    from emergence.verdicts import strata_ratio_interval
+    from emergence.claims.verdicts import strata_ratio_interval
 
     a, b = draws(300, n=6, seed=3), draws(600, n=6, seed=4)
     one = strata_ratio_interval([(a, b)], 0.9, n_boot=400)
@@ -579,7 +579,7 @@ def test_gap_recovery_holds_fails_and_cannot_be_decided():
 
 
 def test_a_verdict_against_the_paper_counts_only_at_the_papers_setting():
-    from emergence.verdicts import Verdict, at_the_papers_setting
+    from emergence.claims.verdicts import Verdict, at_the_papers_setting
 
     base = dict(claim="8", statement="s", paper="", statistic="x", estimate=0.5, interval=(0.0, 1.7), n=8, censored=2,
                 detectable="d", reason="the Mixer 2x slower")
@@ -730,7 +730,7 @@ def test_a_drawn_null_near_alpha_is_drawn_further():
 
 
 def test_rows_are_shuffled_uniformly_each_on_its_own():
-    from emergence.verdicts import shuffled_rows
+    from emergence.claims.verdicts import shuffled_rows
 
     values = np.array([[0.0, 1.0, 2.0], [10.0, 11.0, np.nan]])
     out = shuffled_rows(values, 60_000, np.random.default_rng(0))

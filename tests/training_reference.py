@@ -44,7 +44,7 @@ DECISIONS, DECISION_ATOL = ("accuracy", "exact", "correct"), 1e-4
 
 
 def reference_params() -> dict:
-    from emergence.config import load_params
+    from emergence.pipeline.config import load_params
 
     params = load_params(profile="smoke")
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 2, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
@@ -56,8 +56,8 @@ def reference_params() -> dict:
 def train_task(module, section: dict, root: Path, checkpoints: bool = True) -> xr.Dataset:
     """Train a synthetic task's params section as its stage does (the task file, then the
     runner): root/task.nc, root/train.nc, root/ckpt/ where asked, root/scratch/."""
-    from emergence.experiments.runner import run_training
-    from emergence.io import write_netcdf
+    from emergence.common.io import write_netcdf
+    from emergence.runs.runner import run_training
 
     root.mkdir(parents=True, exist_ok=True)
     write_netcdf(module.build_task(section["task"]), root / "task.nc")
@@ -67,15 +67,16 @@ def train_task(module, section: dict, root: Path, checkpoints: bool = True) -> x
 
 def reference_runs(root: Path) -> dict[str, xr.Dataset]:
     """Every reference run's results, trained into `root`."""
-    from emergence.experiments import language_model, mixer_comparison
-    from emergence.tasks import cellular_automata, linear_map
+    from emergence.core.tasks import cellular_automata, linear_map
+    from emergence.runs import language_model
+    from emergence.runs.sweeps import mixers
 
     def cell(module, section: dict, name: str) -> xr.Dataset:
         return train_task(module, section, root / name, checkpoints=False)
 
     params = reference_params()
     out = {module.NAME: cell(module, params[module.NAME], module.NAME) for module in (linear_map, cellular_automata)}
-    for cell_name, config in mixer_comparison.cells(params):  # each other sequence mixer, eager
+    for cell_name, config in mixers.cells(params):  # each other sequence mixer, eager
         arch = cell_name.rsplit("-", 1)[1]
         if cell_name.startswith("linear_map-") and arch != "transformer":
             section = dict(config["linear_map"], train=dict(config["linear_map"]["train"], compile="none"))

@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence import analysis as an
-from emergence.paper_reference import load_figures
-from emergence.survival import bootstrap_km_median, km_median, km_median_of_rows, km_survival
-from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
+from emergence.analysis import events as an
+from emergence.analysis.survival import bootstrap_km_median, km_median, km_median_of_rows, km_survival
+from emergence.report.paper_reference import load_figures
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 res = load("linear_map_results")
@@ -326,4 +326,4 @@ plateau ends at progress {ana_cfg['plateau_threshold']}, emergence is the crossi
 that emerged but never solved keeps its jump as a censored lower bound. Claim 2 pairs each bit's
 emergence with the entropy drop of the head that attends most to that bit's parents at the end of
 training (chosen without the jump's timing), against the same heads re-paired with other bits of the
-same seed. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
+same seed. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

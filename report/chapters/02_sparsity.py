@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence.paper_reference import bits_at_chance, load_figures, sparsity_output_loss
-from emergence.survival import km_median
-from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
+from emergence.analysis.survival import km_median
+from emergence.report.paper_reference import bits_at_chance, load_figures, sparsity_output_loss
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 sw = load("sparsity_summary")
@@ -49,7 +49,7 @@ else:
 
 # %%
 #| label: fig-sparsity-loss
-#| fig-cap: "Final loss on x_1 against density s/S, one colour per state size; dots are seeds, lines the median over seeds. Crosses (bars: the range read off the figure): the paper's final loss at 10^4 steps (blog Fig 4-left, data/paper/figures.yaml) at every s it shows, converted from its loss over all of x_0 x_1 to the loss on x_1 (emergence/paper_reference.py); ours is at this run's budget. Dotted: chance (ln 2)."
+#| fig-cap: "Final loss on x_1 against density s/S, one colour per state size; dots are seeds, lines the median over seeds. Crosses (bars: the range read off the figure): the paper's final loss at 10^4 steps (blog Fig 4-left, data/paper/figures.yaml) at every s it shows, converted from its loss over all of x_0 x_1 to the loss on x_1 (emergence/report/paper_reference.py); ours is at this run's budget. Dotted: chance (ln 2)."
 fig, ax = plt.subplots(figsize=(7, 4))
 paper = load_figures()
 if cells is not None:
@@ -124,7 +124,7 @@ are decided on time to solve (the paper's measure is final loss at 10^4 steps), 
 budget: the length claim compares the smallest and the largest S at the same number of parents s,
 only where s is sparse at both (never the dense, copy-solvable s ≥ S − 1); the hump needs both ends
 (s ≤ 2 and s ≥ S − 1) to solve before the middle. A CPU-scale budget censors slow cells, and a claim
-the budget cannot decide says so. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
+the budget cannot decide says so. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
 
 # %%
 # The hump's high end, s >= S - 1: every row of A holds all or all but one of the S inputs, so

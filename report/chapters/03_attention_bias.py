@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence.survival import km_median, km_survival
-from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
+from emergence.analysis.survival import km_median, km_survival
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 res = load("attention_bias_results")
@@ -105,4 +105,4 @@ claims_section("03_attention_bias")
 # %%
 md(f"""Plateau end = first evaluation with progress ≥ {ana_cfg['plateau_threshold']}; seeds that never
 get there are censored at {budget:,} steps. The rule asks whether seeds with the bias leave the
-plateau earlier than the control. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
+plateau earlier than the control. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

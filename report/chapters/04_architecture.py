@@ -25,9 +25,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from emergence.paper_reference import ca_heads_loss, heads_output_loss, load_figures, width_output_loss
-from emergence.survival import km_median
-from emergence.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
+from emergence.analysis.survival import km_median
+from emergence.report.paper_reference import ca_heads_loss, heads_output_loss, load_figures, width_output_loss
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, md, setup_style, table
 
 setup_style()
 summaries = {"linear map": load("architecture_summary"), "cellular automata": load("ca_architecture_summary")}
@@ -200,7 +200,7 @@ size is a wider model; the depth families hold the total head count, so the para
 against the claim: the deeper linear-map model and the wider one-layer automata model have
 more); the tables list them. Cells marked `stacked` repeat one shape in depth (more heads in
 all) and run on the paper profile. The paper's head sweep goes to 128 heads and head sizes 4, 8
-and 16 (the `paper` profile). Each verdict above comes from its rule in emergence/verdicts.py,
+and 16 (the `paper` profile). Each verdict above comes from its rule in emergence/claims/verdicts.py,
 applied to this run's results with the thresholds in params.yaml's `claims` section, fixed
 before the run; the scorecard on the report's first page lists them all, with
 Benjamini-Hochberg q-values across its tests.""")

@@ -32,13 +32,13 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence import analysis as an
-from emergence.experiments import lm_variants as lv
-from emergence.paper_reference import load_figures
-from emergence.patching import head_label
-from emergence.survival import km_median, km_survival
-from emergence.scorecard import in_context_capabilities, lm_jump_ratio
-from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
+from emergence.analysis import events as an
+from emergence.analysis.patching import head_label
+from emergence.analysis.survival import km_median, km_survival
+from emergence.claims.scorecard import in_context_capabilities, lm_jump_ratio
+from emergence.common import lm_variants as lv
+from emergence.report.paper_reference import load_figures
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
 pr = load("lm_probes")
@@ -161,7 +161,7 @@ md("How often training shows each skill: " + "; ".join(f"{cap} {share[cap]:.0%}"
 # %%
 def jump_ratios(size, cap):
     """Per run that rose from its plateau: jump width / first solved step, as the scorecard's rule
-    measures it (emergence/scorecard.py)."""
+    measures it (emergence/claims/scorecard.py)."""
     sel = pr.sel(size=size, capability=cap)
     out = [lm_jump_ratio(steps, sel["probe_accuracy"].values[k], float(sel["bracket_new_step"].values[k]),
                          bool(sel["bracket_censored"].values[k])) for k in range(n_seed)]
@@ -456,6 +456,6 @@ odd-numbered ones. The pre-pretraining claim holds if either structured
 task speeds emergence up against the from-scratch model, each tested at half the level; the control row
 asks the same of each task against the random-token twin. {CARRIED.get(transfer, '')} Each task's length was chosen on the synthetic task alone,
 never on the corpus outcome: the steps a pilot found it needs to be learned, the control as long as the longest
-(emergence/experiments/pretraining_pilot.py; its criterion and numbers are in docs/pilots.md). These are
+(emergence/tools/pretraining_pilot.py; its criterion and numbers are in docs/pilots.md). These are
 models of {int(pr['n_params'].min()):,} to {int(pr['n_params'].max()):,} parameters trained for {budget:,}
-steps on a generated corpus, not Pythia: sizes here differ in width only. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
+steps on a generated corpus, not Pythia: sizes here differ in width only. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

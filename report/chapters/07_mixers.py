@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from emergence.paper_reference import load_figures, mixer_output_loss
-from emergence.scorecard import MIXER_READINGS
-from emergence.survival import bootstrap_km_median, km_median
-from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, setup_style, table
+from emergence.analysis.survival import bootstrap_km_median, km_median
+from emergence.claims.scorecard import MIXER_READINGS
+from emergence.report.paper_reference import load_figures, mixer_output_loss
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, load_folder, md, setup_style, table
 
 setup_style()
 sm = load("mixers_summary")
@@ -272,10 +272,10 @@ fig.tight_layout()
 # them, beside the number of table entries a model would have to hold to know the whole pool.
 
 # %%
-from emergence.params import REPO_ROOT
-from emergence.rule_inference import mean_consistent_rules
-from emergence.scorecard import read_paper_claims
-from emergence.tasks.cellular_automata import layout_of
+from emergence.analysis.rule_inference import mean_consistent_rules
+from emergence.claims.scorecard import read_paper_claims
+from emergence.common.params import REPO_ROOT
+from emergence.core.tasks.cellular_automata import layout_of
 
 papers_pool = read_paper_claims(REPO_ROOT / "data" / "paper" / "claims.yaml")["mixer-automata"]["setting"]["n_rules"][0]
 
@@ -321,5 +321,5 @@ either architecture had the event within the budget cannot be decided: the verdi
 longer budget (the `paper` profile trains 10⁴ steps at batch 256) would. The thresholds are the task
 sections' analysis parameters (emergence at progress {ana['linear_map']['emergence_threshold']} on the
 linear map and {ana['cellular_automata']['emergence_threshold']} on the automata). The mixers are this
-project's implementations with a seed axis (emergence/mixers.py), each tested against its published
-recurrence; the paper's exact variants and widths are not known. Each verdict above comes from its rule in emergence/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
+project's implementations with a seed axis (emergence/core/mixers.py), each tested against its published
+recurrence; the paper's exact variants and widths are not known. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

@@ -44,8 +44,8 @@ import pandas as pd
 import seaborn as sns
 from IPython.display import display
 
-from emergence.reporting import fmt, load, load_folder, md, setup_style, table
-from emergence.stage import pipeline_paths
+from emergence.pipeline.stage import pipeline_paths
+from emergence.report.reporting import fmt, load, load_folder, md, setup_style, table
 
 setup_style()
 summary = load("precision_summary")

@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from emergence.mirage_analysis import (at_grid_fraction, resolution_readings, resolved_width, runs_by_seed,
+from emergence.analysis.mirage_analysis import (at_grid_fraction, resolution_readings, resolved_width, runs_by_seed,
                                        width_ratio)
-from emergence.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
+from emergence.report.reporting import claims_section, fmt, fmt_step, load, load_folder, md, read_scorecard, setup_style, table
 
 setup_style()
 mirage = load_folder("mirage")
@@ -443,6 +443,6 @@ together), and the precursor rule pairs a run's loss against another seed's head
 is the same head. The resolution rule reads the figure's shifts in each run's
 own accuracy rise width (ln steps, never below one interval) and asks whether a small test set dates the jump
 within `claims.resolution_widths` of them: a tolerance of evaluation intervals would tighten with a denser
-grid while the jump stays what it is. Each verdict above comes from its rule in emergence/verdicts.py,
+grid while the jump stays what it is. Each verdict above comes from its rule in emergence/claims/verdicts.py,
 applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the
 scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")

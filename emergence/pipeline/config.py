@@ -1,0 +1,197 @@
+"""Parameters: params.yaml merged with the active profile's overlay, loaded strictly into
+typed sections before any compute.
+
+Reading and merging the YAML is emergence/common/params.py's; this module validates. Each
+section's dataclass lives beside the code that reads it (TrainArgs in train.py, the
+tasks' TaskArgs in their experiment modules, each sweep's args in its module, ...); `Params`
+below only composes them and states the rules that tie sections together. A bad value, an
+unknown key or a missing one raises ConfigError naming the dotted key and what is allowed
+(emergence/common/schema.py). The pipeline's first stage (`check PATH`) writes the validated,
+merged params to data/params.json, the file every other stage reads and declares its keys
+from (emergence/pipeline/stage.py), so nothing is computed or written before validation.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from emergence.analysis.events import AnalysisArgs
+from emergence.common.io import write_json
+from emergence.common.params import PROFILES, REPO_ROOT, merged_params, set_profile
+from emergence.common.schema import ConfigError, load, number
+from emergence.core.model import ModelArgs
+from emergence.core.tasks import cellular_automata, linear_map
+from emergence.core.train import TrainArgs
+from emergence.pipeline.stage import record_time, rerun_plan, stage_started, written_params
+from emergence.runs.executor import ExecutionArgs
+from emergence.runs.lm_probes import LanguageModelArgs
+from emergence.runs.pythia import PythiaArgs
+from emergence.runs.runner import BiasArgs
+from emergence.runs.sweeps.architecture import ArchitectureSweepArgs
+from emergence.runs.sweeps.attention_bias import AttentionBiasArgs
+from emergence.runs.sweeps.ca_state_size import StateSizeSweepArgs
+from emergence.runs.sweeps.mixers import MixerSweepArgs
+from emergence.runs.sweeps.precision import PrecisionCheckArgs
+from emergence.runs.sweeps.sparsity import SparsitySweepArgs
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSection:
+    """What every synthetic task's section holds besides its `task` (the subclasses add it)."""
+    model: ModelArgs
+    train: TrainArgs
+    bias: BiasArgs
+    analysis: AnalysisArgs
+
+    def check(self, key: str) -> None:
+        for name, limit in (("layers", self.model.n_layer), ("heads", self.model.n_head)):
+            chosen = getattr(self.bias, name)
+            if chosen is not None and (not chosen or max(chosen) >= limit):
+                raise ConfigError(f"{key}.bias.{name}: null (all) or indices in [0, {limit - 1}], got {chosen}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearMapSection(TaskSection):
+    task: linear_map.TaskArgs
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutomataSection(TaskSection):
+    task: cellular_automata.TaskArgs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sweeps:
+    sparsity: SparsitySweepArgs
+    architecture: ArchitectureSweepArgs
+    ca_state_size: StateSizeSweepArgs
+    ca_architecture: ArchitectureSweepArgs
+    mixers: MixerSweepArgs
+    precision: PrecisionCheckArgs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interventions:
+    attention_bias: AttentionBiasArgs
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportArgs:
+    base_rev: str                                # parameters and metrics are compared against it
+    attention_seeds: int = number(1, 4096)
+    max_figure_seeds: int = number(1, 4096)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MirageArgs:
+    """The mirage analysis (emergence/analysis/mirage.py): when a progress curve counts as having risen."""
+    rise_threshold: float = number(0.01, 0.99)     # progress (0 chance, 1 solved) a rise must reach
+    horizon_fraction: float = number(0.01, 1.0)    # early warning: forecast from this fraction of the median rise
+    min_subsample: int = number(1, 1_000_000)      # resolution: the smallest test set drawn from the evaluation set
+    subsample_draws: int = number(1, 100_000)      # resolution: test sets drawn per size
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimsArgs:
+    """The verdict rules' thresholds (emergence/claims/verdicts.py), fixed before the run."""
+    alpha: float = number(0.001, 0.5)              # level of every test; intervals at 1 - alpha
+    n_boot: int = number(100, 1_000_000)           # bootstrap resamples behind every interval
+    n_perm: int = number(100, 1_000_000)           # permutations behind the permutation tests
+    quartile_ratio: float = number(1.0, 1000.0)    # claim 1: "random times" = q75 / q25 (lognormal fit) at least this
+    abrupt_ratio: float = number(0.0, 10.0)        # claim 1: a jump is abrupt below this width / step
+    coincidence_widths: float = number(0.0, 1000.0)  # claim 2: tolerance, in the unit's own jump widths
+    large_state_size: int = number(1, 1_000_000)   # claim 4 (linear map): "large S" starts here
+    growth_ratio: float = number(1.0, 1000.0)      # claim 4 (automata): plateau ratio, largest / smallest S
+    flat_from: int = number(1, 1_000_000)          # claim 5 (automata): flatness from this S on
+    flat_ratio: float = number(1.0, 1000.0)        # claim 5 (automata): flat = biased ratio below this
+    min_speedup: float = number(1.0, 1000.0)       # claim 8: "about ten times faster" = at least this
+    few_heads: int = number(1, 1_000_000)          # claim 3: "a few heads" = the top this many
+    most_of_gap: float = number(0.0, 1.0)          # claim 3: "most of the gap" = at least this fraction
+    metric_factor: float = number(1.0, 1000.0)     # mirage: a continuous metric's rise at most this much wider
+    random_ratio: float = number(0.0, 1000.0)      # mirage: across-seed spread over within-run width above this
+    resolution_widths: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this many rise widths
+    stability_draws: int = number(0, 100_000)      # seed resamples each verdict is re-decided on (0: none)
+    stability_resamples: int = number(100, 1_000_000)  # bootstraps and permutations inside each of those
+    sensitivity_factor: float = number(1.0, 10.0)  # thresholds moved by this factor both ways (1: not)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    profile: Literal[PROFILES]
+    execution: ExecutionArgs
+    linear_map: LinearMapSection
+    cellular_automata: AutomataSection
+    language_model: LanguageModelArgs
+    pythia: PythiaArgs
+    sweeps: Sweeps
+    interventions: Interventions
+    mirage: MirageArgs
+    claims: ClaimsArgs
+    report: ReportArgs
+
+    def check(self, key: str) -> None:
+        """Rules across sections: sweeps that override a task's fields stay within its limits."""
+        if self.claims.few_heads not in self.language_model.patching.top_k:
+            raise ConfigError(f"claims.few_heads: one of language_model.patching.top_k "
+                              f"{self.language_model.patching.top_k}, got {self.claims.few_heads}")
+        window = self.cellular_automata.task.layout.window
+        small = [S for S in self.sweeps.ca_state_size.state_sizes if S < window]
+        if small:
+            raise ConfigError(f"sweeps.ca_state_size.state_sizes: each must be >= the window 2r+1 = {window}, "
+                              f"got {small}")
+        if self.sweeps.ca_architecture.state_size < window:
+            raise ConfigError(f"sweeps.ca_architecture.state_size: must be >= the window 2r+1 = {window}")
+        mixers = self.sweeps.mixers
+        if any(S < window for S in mixers.cellular_automata.state_sizes):
+            raise ConfigError(f"sweeps.mixers.cellular_automata.state_sizes: each must be >= the window "
+                              f"2r+1 = {window}")
+        if not any(a.mixer == "attention" and self.profile in a.profiles for a in mixers.architectures.values()):
+            raise ConfigError("sweeps.mixers.architectures: needs one with mixer: attention (the reference) "
+                              f"on profile {self.profile!r}")
+        for name, arch in mixers.architectures.items():
+            for task in ("linear_map", "cellular_automata"):
+                model = getattr(self, task).model
+                n_head = arch.n_head or model.n_head
+                width = (arch.expand or 1) * model.d_model if arch.mixer == "mamba2" else model.d_model
+                if width % n_head:
+                    raise ConfigError(f"sweeps.mixers.architectures.{name}.n_head: must divide the {arch.mixer} "
+                                      f"width {width} ({task}.model.d_model = {model.d_model}), got {n_head}")
+
+
+def validate(params: dict) -> dict:
+    """Load every section strictly (types, ranges, unknown and missing keys, cross-section
+    rules); return params unchanged."""
+    load(Params, params, "")
+    return params
+
+
+def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dict:
+    """params.yaml deep-merged with profiles/<profile>.yaml, validated.
+
+    `profile` overrides the file's `profile` key (used by tests and the bench)."""
+    return validate(merged_params(root, profile))
+
+
+if __name__ == "__main__":  # python -m emergence.pipeline.config [check [PATH] | plan | set-profile NAME]
+    try:
+        if len(sys.argv) == 3 and sys.argv[1] == "set-profile":
+            set_profile(sys.argv[2])
+            load_params()
+        elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
+            start = stage_started()
+            params = load_params()
+            print(f"params ok (profile {params['profile']})")
+            if len(sys.argv) == 3:  # as the validate_params stage
+                print(rerun_plan(written_params(), params))
+                # sorted JSON: its bytes change exactly when a value a stage could read does (a
+                # comment or a schema edit that still validates changes nothing downstream)
+                write_json(params, Path(sys.argv[2]))
+                record_time("validate_params", params["profile"], time.perf_counter() - start)
+        elif sys.argv[1:] == ["plan"]:  # what an edit reruns, before validate_params has run
+            print(rerun_plan(written_params(), load_params()))
+        else:
+            sys.exit("usage: python -m emergence.pipeline.config [check [PATH] | plan | set-profile NAME]")
+    except ConfigError as err:
+        sys.exit(f"invalid parameters: {err}")

@@ -1,0 +1,73 @@
+"""Heads, head size, width and depth, on either synthetic task (claims 6, 7).
+
+Each cell of `sweeps.<sweep>.cells` is a model shape (n_head, d_head, n_layer) with
+d_model = n_head * d_head and d_mlp = mlp_ratio * d_model; task, optimiser and budget come
+from the sweep and the task's section (`architecture` runs the linear map, `ca_architecture`
+the cellular automata). One stage per sweep writes one NetCDF per cell this profile runs;
+the summary stage (stages/sweep_architecture_summary.py) analyses them with the task's
+thresholds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+
+from emergence.common.params import on_profile
+from emergence.common.schema import ConfigError, number
+from emergence.runs.cells import Budget, SweepFile, with_budget, write_sweep
+
+SWEEPS = {"architecture": "linear_map", "ca_architecture": "cellular_automata"}
+Profile = Literal["default", "smoke", "paper"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeCell:
+    """A model shape: d_model = n_head * d_head. `families`: the comparisons it belongs to
+    (heads at fixed d_head, width at fixed n_head * d_head, depth); `profiles`: where it runs."""
+    n_head: int = number(1, 1024)
+    d_head: int = number(1, 1024)
+    n_layer: int = number(1, 64)
+    families: list[Literal["heads", "width", "depth", "stacked"]]
+    profiles: list[Profile]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchitectureSweepArgs(Budget):
+    """sweeps.architecture (the linear map: `sparsity` is set) or sweeps.ca_architecture."""
+    state_size: int = number(1, 4096)
+    mlp_ratio: int = number(0, 64)
+    batch_size: int = number(1, 1_000_000)
+    cells: dict[str, ShapeCell]
+    sparsity: int | None = number(1, 4096, default=None)
+
+    def check(self, key: str) -> None:
+        if self.sparsity is not None and self.sparsity > self.state_size:
+            raise ConfigError(f"{key}.sparsity: must be <= state_size ({self.state_size}), got {self.sparsity}")
+
+
+def task_overrides(sweep_name: str, sweep: dict) -> dict:
+    if SWEEPS[sweep_name] == "linear_map":
+        return {"state_size": sweep["state_size"], "sparsity": sweep["sparsity"]}
+    return {"state_size": sweep["state_size"]}
+
+
+def cell_config(params: dict, cell: dict, sweep_name: str = "architecture") -> dict:
+    sweep, task = params["sweeps"][sweep_name], SWEEPS[sweep_name]
+    config = with_budget(params, task_overrides(sweep_name, sweep), sweep, task)
+    d_model = cell["n_head"] * cell["d_head"]
+    config[task]["model"].update(n_layer=cell["n_layer"], n_head=cell["n_head"], d_model=d_model,
+                                 d_mlp=sweep["mlp_ratio"] * d_model)
+    return config
+
+
+def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFile]:
+    cells = params["sweeps"][sweep_name]["cells"]
+    return [SweepFile(name, [cell_config(params, cell, sweep_name)], {"cell": name, "families": "+".join(cell["families"])})
+            for name, cell in sorted(cells.items()) if on_profile(cell, params["profile"])]
+
+
+def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:
+    """Train (or load) every cell this profile runs; write out_dir/<cell>.nc atomically as a folder."""
+    return write_sweep(sweep_files(params, sweep_name), out_dir, scratch, params["execution"])

@@ -1,0 +1,85 @@
+"""Plateau length against the state size S on the cellular automata, with and without the
+attention bias (claims 4, 5).
+
+For each S of `sweeps.ca_state_size.state_sizes` and each bias strength c (0 is the
+control), the cellular_automata section is trained with S cells per state and a token batch
+held fixed across S (batch_tokens // (S * n_states) sequences per step). One NetCDF per S
+stacks its cells along `strength`. The summary stage (stages/sweep_ca_state_size_summary.py)
+analyses every cell with the cellular_automata thresholds (changing one never retrains).
+
+An additive bias c on the 3-cell window puts less and less attention mass on it as the
+number of visible keys grows with S (at initialisation, scores near 0: mass ~ 3e^c / (3e^c + n)
+for n other keys), so a constant c is a weaker intervention at larger S. With
+`bias_scaling: log_length` the strength applied at S is c + ln(S / reference_state_size),
+which keeps e^c / n, and so the initial window mass, the same at every S; `strength` stays
+the nominal c (the arm) and `applied_strength` records what each cell trained with, and
+`initial_parent_mass` the window mass measured at step 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+
+from emergence.common.schema import ConfigError, number
+from emergence.runs.cells import Budget, SweepFile, with_budget, write_sweep
+
+SWEEP = "ca_state_size"
+TASK = "cellular_automata"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateSizeSweepArgs(Budget):
+    state_sizes: list[int] = number(1, 4096)     # distinct, increasing
+    strengths: list[float] = number(-1e4, 1e4)  # bias strengths c; 0 is the control
+    batch_tokens: int = number(1, 100_000_000)
+    bias_scaling: Literal["constant", "log_length"] = "constant"
+    reference_state_size: int = number(1, 4096, default=4)  # S at which the applied strength is c
+
+    def check(self, key: str) -> None:
+        if not self.state_sizes or self.state_sizes != sorted(set(self.state_sizes)):
+            raise ConfigError(f"{key}.state_sizes: distinct, increasing, at least one, got {self.state_sizes}")
+        if 0 not in self.strengths:
+            raise ConfigError(f"{key}.strengths: must include 0 (the control), got {self.strengths}")
+
+
+def strengths(sweep: dict) -> list[float]:
+    return [float(x) for x in sweep["strengths"]]
+
+
+def batch_size(sweep: dict, state_size: int, n_states: int) -> int:
+    return max(1, sweep["batch_tokens"] // (state_size * n_states))
+
+
+def applied_strength(sweep: dict, state_size: int, strength: float) -> float:
+    """The bias strength a cell trains with: c, or c + ln(S / S0) under log_length scaling
+    (the control, c = 0, stays unbiased)."""
+    if strength == 0 or sweep.get("bias_scaling", "constant") == "constant":
+        return float(strength)
+    return float(strength + math.log(state_size / sweep["reference_state_size"]))
+
+
+def cell_config(params: dict, state_size: int, strength: float) -> dict:
+    sweep = params["sweeps"][SWEEP]
+    budget = dict(sweep, batch_size=batch_size(sweep, state_size, params[TASK]["task"]["n_states"]))
+    config = with_budget(params, {"state_size": state_size}, budget, TASK)
+    config[TASK]["bias"]["strength"] = applied_strength(sweep, state_size, strength)
+    return config
+
+
+def sweep_files(params: dict) -> list[SweepFile]:
+    sweep = params["sweeps"][SWEEP]
+    values = strengths(sweep)
+    return [SweepFile(f"S{S:04d}", [cell_config(params, S, c) for c in values],
+                      {"experiment": f"sweep:{SWEEP}", "state_size": S, "profile": params["profile"],
+                       "batch_size": batch_size(sweep, S, params[TASK]["task"]["n_states"]),
+                       "bias_scaling": sweep["bias_scaling"], "reference_state_size": sweep["reference_state_size"]},
+                      dim="strength", values=values)
+            for S in sweep["state_sizes"]]
+
+
+def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
+    """Train (or load) every (S, c) cell; write out_dir/S<S>.nc (cells along `strength`) as one folder."""
+    return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])

@@ -1,0 +1,231 @@
+"""Claim 8: other sequence mixers against the transformer on both synthetic tasks.
+
+`sweeps.mixers.architectures` names the architectures (the transformer and the mixers of
+emergence/core/mixers.py) by the model keys they change: `mixer`, `n_head` and the mixer's own
+shape keys. Every other model key comes from the task's section, and with
+`match_parameters` each non-transformer's MLP width is chosen so its parameter count
+matches the transformer's at that setting (the count of every cell is stored and reported).
+
+Cells: every architecture x (linear map at `linear_map.state_size` with each sparsity of
+`linear_map.sparsities`) and x (cellular automata at each of `cellular_automata.state_sizes`,
+token batch fixed across S), all without the attention bias. Each cell is trained through
+the shared cell cache, so the transformer cells coincide with the other sweeps' cells
+wherever their configurations do. Parameter counts outside `tolerance` of the transformer's
+stop the stage before any training, naming the architecture.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+
+from emergence.common.params import architecture_seeds, on_profile
+from emergence.common.schema import ConfigError, number
+from emergence.core.kernel_refusals import refusal
+from emergence.core.mixer_kernels import KERNELS, check_available
+from emergence.core.mixers import MIXERS
+from emergence.core.model import MIXER_KEYS, matched_d_mlp, parameter_count
+from emergence.core.train import CompileMode, resolve_device
+from emergence.runs.cells import Budget, SweepFile, task_module, task_of, with_budget, write_sweep
+
+SWEEP = "mixers"
+TASKS = ("linear_map", "cellular_automata")
+# The shape keys each mixer reads (emergence/core/mixers.py); the others take ModelConfig's defaults.
+SHAPE_KEYS = {"mamba2": {"d_state", "expand", "conv_kernel"}, "gated_deltanet": {"conv_kernel"}}
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearningRates:
+    """An architecture's AdamW learning rate per task; unset takes the task's train.lr."""
+    linear_map: float | None = number(0.0, 10.0, default=None)
+    cellular_automata: float | None = number(0.0, 10.0, default=None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeedCounts:
+    """An architecture's seeds per task; unset takes the sweep's n_seeds for that task."""
+    linear_map: int | None = number(1, 100_000, default=None)
+    cellular_automata: int | None = number(1, 100_000, default=None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Architecture:
+    """One architecture of the comparison. Unset (null or absent) keys take the task's value:
+    n_head the task model's, lr its train.lr, compile its train.compile, n_seeds the sweep's
+    for that task; tasks every task, sparsities every sparsity of the linear map's."""
+    mixer: Literal[MIXERS]
+    profiles: list[Literal["default", "smoke", "paper"]]
+    tasks: list[Literal[TASKS]] | None = None
+    sparsities: list[int] | None = number(1, 4096, default=None)
+    n_head: int | None = number(1, 1024, default=None)
+    d_state: int | None = number(1, 1024, default=None)
+    expand: int | None = number(1, 16, default=None)
+    conv_kernel: int | None = number(1, 64, default=None)
+    lr: LearningRates | None = None
+    n_seeds: SeedCounts | None = None
+    compile: CompileMode | None = None
+
+    def check(self, key: str) -> None:
+        for name in ("d_state", "expand", "conv_kernel"):
+            if getattr(self, name) is not None and name not in SHAPE_KEYS.get(self.mixer, set()):
+                raise ConfigError(f"{key}.{name}: {self.mixer} does not read it (only "
+                                  f"{', '.join(m for m, keys in SHAPE_KEYS.items() if name in keys)} do)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearMapSettings(Budget):
+    state_size: int = number(1, 4096)
+    sparsities: list[int] = number(1, 4096)
+    batch_size: int = number(1, 1_000_000)
+
+    def check(self, key: str) -> None:
+        bad = [s for s in self.sparsities if s > self.state_size]
+        if bad:
+            raise ConfigError(f"{key}.sparsities: each must be <= state_size ({self.state_size}), got {bad}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutomataSettings(Budget):
+    state_sizes: list[int] = number(1, 4096)
+    batch_tokens: int = number(1, 100_000_000)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixerSweepArgs:
+    match_parameters: bool
+    architectures: dict[str, Architecture]
+    linear_map: LinearMapSettings
+    cellular_automata: AutomataSettings
+    tolerance: float = number(0.0, 1.0)
+    kernels: Literal[KERNELS] = "reference"
+
+    def check(self, key: str) -> None:
+        for name, arch in self.architectures.items():
+            if not name.replace("_", "").isalnum():
+                raise ConfigError(f"{key}.architectures.{name}: names are letters, digits and '_'")
+            stray = sorted(set(arch.sparsities or ()) - set(self.linear_map.sparsities))
+            if stray:
+                raise ConfigError(f"{key}.architectures.{name}.sparsities: each must be one of linear_map.sparsities "
+                                  f"({self.linear_map.sparsities}), got {stray}")
+
+
+def runs_setting(arch: dict, task: str, overrides: dict) -> bool:
+    """Whether an architecture runs a task setting (its `tasks` and, on the linear map, `sparsities`)."""
+    if arch.get("tasks") is not None and task not in arch["tasks"]:
+        return False
+    return task != "linear_map" or arch.get("sparsities") is None or overrides["sparsity"] in arch["sparsities"]
+
+
+def settings(sweep: dict) -> list[tuple[str, dict, str]]:
+    """(task, task overrides, setting label) for every task setting of the comparison."""
+    lm, ca = sweep["linear_map"], sweep["cellular_automata"]
+    out = [("linear_map", {"state_size": lm["state_size"], "sparsity": s}, f"S{lm['state_size']:02d}_s{s:02d}")
+           for s in lm["sparsities"]]
+    out += [("cellular_automata", {"state_size": S}, f"S{S:03d}") for S in ca["state_sizes"]]
+    return out
+
+
+def _budget(sweep: dict, task: str, overrides: dict, params: dict, arch: dict) -> dict:
+    budget = dict(sweep[task], n_seeds=architecture_seeds(sweep, arch, task))
+    if task == "cellular_automata":
+        per_sequence = overrides["state_size"] * params["cellular_automata"]["task"]["n_states"]
+        budget["batch_size"] = max(1, budget["batch_tokens"] // per_sequence)
+    return budget
+
+
+def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
+    """The cell's params: the task section with the sweep's budget and the architecture's model."""
+    sweep = params["sweeps"][SWEEP]
+    config = with_budget(params, overrides, _budget(sweep, task, overrides, params, arch), task)
+    config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
+    model = config[task]["model"]
+    heads = {"n_head": arch["n_head"]} if arch.get("n_head") is not None else {}
+    rate = (arch.get("lr") or {}).get(task)
+    if rate is not None:  # the architecture's own learning rate on this task; unset keeps the task's
+        config[task]["train"]["lr"] = rate
+    if arch.get("compile") is not None:  # the architecture's own train.compile
+        config[task]["train"]["compile"] = arch["compile"]
+    if arch.get("mixer", "attention") == "attention":
+        model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
+        return config
+    reference = copy.deepcopy(model)
+    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS and v is not None}, **heads,
+                 kernels=sweep["kernels"])
+    if sweep["match_parameters"]:
+        module = task_module(task)
+        layout = module.layout_of(config[task]["task"])
+        target = parameter_count(module.model_config(reference, layout))
+        model["d_mlp"] = matched_d_mlp(module.model_config(model, layout), target)
+    return config
+
+
+def architectures(params: dict) -> dict[str, dict]:
+    """The architectures this profile runs."""
+    return {name: arch for name, arch in params["sweeps"][SWEEP]["architectures"].items()
+            if on_profile(arch, params["profile"])}
+
+
+def cells(params: dict) -> list[tuple[str, dict]]:
+    """(cell name, cell params) for every architecture this profile runs x setting, in a stable order."""
+    sweep = params["sweeps"][SWEEP]
+    out = []
+    for task, overrides, label in settings(sweep):
+        for arch_name, arch in architectures(params).items():
+            if not runs_setting(arch, task, overrides):
+                continue
+            out.append((f"{task}-{label}-{arch_name}", cell_config(params, task, overrides, arch)))
+    return out
+
+
+def parameter_counts(params: dict, planned: list[tuple[str, dict]]) -> dict[str, int]:
+    out = {}
+    for name, config in planned:
+        task = task_of(config)
+        module = task_module(task)
+        out[name] = parameter_count(module.model_config(config[task]["model"], module.layout_of(config[task]["task"])))
+    return out
+
+
+def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None:
+    """Every architecture's count within `tolerance` of the transformer's at the same setting."""
+    sweep = params["sweeps"][SWEEP]
+    if not sweep["match_parameters"]:
+        return
+    counts = parameter_counts(params, planned)
+    reference = next(n for n, a in architectures(params).items() if a["mixer"] == "attention")
+    for name, count in counts.items():
+        target = counts[name.rsplit("-", 1)[0] + f"-{reference}"]
+        if abs(count - target) > sweep["tolerance"] * target:
+            arch = name.rsplit("-", 1)[1]
+            raise ConfigError(f"sweeps.mixers.architectures.{arch}: {count} parameters in cell {name}, more than "
+                              f"tolerance {sweep['tolerance']} away from the transformer's {target} even with the "
+                              "MLP width matched (shrink its mixer: n_head, d_state or expand)")
+
+
+def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
+    """With kernels = cuda: a CUDA training device, every library kernel importable, and none
+    known to refuse this device (emergence/core/kernel_refusals.py)."""
+    if params["sweeps"][SWEEP]["kernels"] != "cuda":
+        return
+    for name, config in planned:
+        section = config[task_of(config)]
+        model, train = section["model"], section["train"]
+        if model.get("kernels") == "cuda":
+            check_available({model["mixer"]}, resolve_device(train["device"]).type)
+            if why := refusal(model["mixer"]):
+                raise ValueError(f"sweeps.{SWEEP}.kernels = cuda, cell {name}: {why}")
+
+
+def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
+    """Train (or load) every cell; write out_dir/<cell>.nc, the folder replaced atomically."""
+    planned = cells(params)
+    check_parameter_match(params, planned)  # before anything is written
+    check_kernels(params, planned)
+    files = []
+    for name, config in planned:
+        task, label, arch_name = name.split("-")  # names hold no '-' (validated)
+        files.append(SweepFile(name, [config], {"cell": name, "task": task, "setting": label,
+                                                "architecture": arch_name}))
+    return write_sweep(files, out_dir, scratch, params["execution"])

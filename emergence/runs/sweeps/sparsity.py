@@ -1,0 +1,67 @@
+"""The linear map across sparsity s and state size S (claim 4).
+
+One DVC stage per row of the grid (a state size S) trains the cells of that row the current
+profile runs (paper: every s; default and smoke: their subsets) and writes them as one
+Dataset with a `sparsity` dimension. Cells go through the cell cache, so when a row's stage
+reruns because one s changed, the other cells load instead of retraining. The summary stage
+(stages/sweep_sparsity_summary.py) analyses every cell with the linear_map thresholds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import xarray as xr
+
+from emergence.common.params import sparsities_on
+from emergence.common.schema import ConfigError, number
+from emergence.runs.cells import Budget, SweepFile, trained_file, with_budget
+
+SWEEP = "sparsity"
+NO_CELLS = "no cell of this row runs on this profile"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridRow:
+    """One state size S of the grid: the paper's sparsities, and the subsets the default and
+    smoke profiles run (the paper profile runs them all)."""
+    state_size: int = number(1, 4096)
+    sparsities: list[int] = number(1, 4096)
+    default: list[int] = number(1, 4096)
+    smoke: list[int] = number(1, 4096)
+
+    def check(self, key: str) -> None:
+        bad = [x for x in self.sparsities if x > self.state_size]
+        if bad:
+            raise ConfigError(f"{key}.sparsities: each must be in [1, state_size={self.state_size}], got {bad}")
+        for name in ("default", "smoke"):
+            extra = sorted(set(getattr(self, name)) - set(self.sparsities))
+            if extra:
+                raise ConfigError(f"{key}.{name}: must be a subset of {key}.sparsities, got extra {extra}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparsitySweepArgs(Budget):
+    batch_size: int = number(1, 1_000_000)
+    grid: dict[str, GridRow]
+
+
+def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
+    """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
+    return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, params["sweeps"][SWEEP])
+
+
+def row_file(params: dict, row_name: str, row: dict) -> SweepFile:
+    S, sparsities = row["state_size"], sparsities_on(row, params["profile"])
+    return SweepFile(row_name, [cell_config(params, S, s) for s in sparsities],
+                     {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
+                      "profile": params["profile"]}, dim="sparsity", values=sparsities)
+
+
+def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
+    """Train (or load from the cell cache) every cell of a row that this profile runs."""
+    spec = row_file(params, row_name, row)
+    if not spec.cells:
+        return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
+                                 "profile": params["profile"]})
+    return trained_file(spec, scratch, params["execution"])
