@@ -1,5 +1,6 @@
 # make report [PROFILE=default|smoke|paper]   whole pipeline, ends with the report's paths
-# make compare [BASE=rev] [HEAD=rev]          two revisions side by side from the DVC cache -> report/_compare/
+# make compare [BASE=rev] [HEAD=rev]          two revisions (git revisions or `dvc exp` names) side by side
+#                                             from the DVC cache -> report/_compare/
 # make plan                                   the stages a params edit reruns (before dvc status can see it)
 #                                             and the cells it would train
 # make test                                   unit tests + smoke pipeline in a temporary copy

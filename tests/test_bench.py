@@ -7,8 +7,8 @@ from emergence.core.model import ModelConfig
 from emergence.core.train import train_flops_per_step
 from emergence.pipeline.config import load_params
 from emergence.tools.bench import (alternating_ratio, ceiling_fractions, configurations, evaluation_share, gemm_bound_ratio,
-                             gemm_shapes, measure_alternating, per_core_scaling, process_scaling, shape_ceiling,
-                             training_gemms, worker_slowdown)
+                                   gemm_shapes, measure_alternating, per_core_scaling, process_scaling, shape_ceiling,
+                                   training_gemms, worker_slowdown)
 from emergence.tools.plain_loop import PlainTransformer, plain_step
 
 

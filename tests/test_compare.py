@@ -125,3 +125,37 @@ def test_a_revision_is_checked_out_from_the_cache_the_repository_is_configured_w
     assert not (repo / ".dvc" / "cache").exists()  # every output lives in the shared cache
     tree = checkout("HEAD", repo)
     assert (tree / "result.txt").read_text() == "base\n"
+
+
+def test_a_dvc_experiment_is_named_as_dvc_exp_show_names_it(tmp_path):
+    """`make compare BASE=<experiment>`: a name `dvc exp show` lists resolves to the commit its
+    ref (refs/exps/<baseline>/<name>) points at; git revisions keep working; a name that is
+    nothing, or two experiments, is refused saying what was looked for."""
+    import os
+    import subprocess
+
+    import pytest
+
+    from emergence.report.compare import resolve
+
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "baseline")
+    base = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "an experiment's commit")
+    exp = git("rev-parse", "HEAD")
+    git("reset", "-q", "--hard", base)
+    git("update-ref", f"refs/exps/{base[:2]}/{base[2:]}/lr-3e-4", exp)
+    assert resolve("lr-3e-4", tmp_path) == exp
+    assert resolve("HEAD", tmp_path) == base
+    with pytest.raises(ValueError, match="no commit of this repository and no DVC experiment"):
+        resolve("lr-1e-2", tmp_path)
+    git("update-ref", f"refs/exps/{exp[:2]}/{exp[2:]}/lr-3e-4", exp)
+    with pytest.raises(ValueError, match="names 2 DVC experiments"):
+        resolve("lr-3e-4", tmp_path)

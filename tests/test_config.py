@@ -13,7 +13,7 @@ import yaml
 from emergence.common.params import merged_params
 from emergence.pipeline.config import REPO_ROOT, ConfigError, load_params, set_profile, validate
 from emergence.pipeline.stage import (changed_keys, declared_params, keys_by_stage, rerun_plan, stage_params, stage_started,
-                             stages_reading, written_params)
+                                      stages_reading, written_params)
 
 
 def write_params(tmp_path: Path, mutate) -> Path:

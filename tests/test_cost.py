@@ -1,6 +1,7 @@
 """The training plan `make report` prints: every training stage, shared cells counted once,
 cached ones not at all, FLOPs that scale as the model and the data say."""
 import copy
+import json
 import math
 
 import pytest
@@ -9,10 +10,11 @@ from emergence.core.model import ModelConfig, parameter_count
 from emergence.core.train import schedules
 from emergence.pipeline.config import load_params
 from emergence.pipeline.cost import (CALIBRATE_ABOVE_S, calibrate, cell_flops, cell_kind, kinds_to_build, kinds_to_calibrate,
-                            language_model_flops, language_model_kind, plan_table, planned_cells, reference_kind,
-                            training_flops)
+                                     language_model_flops, language_model_kind, plan_table, planned_cells, reference_kind,
+                                     training_flops)
 from emergence.runs import cells, language_model as lm
 from emergence.runs.cache import entry_of
+from emergence.runs.cores import usable_cores
 
 
 def test_flops_grow_with_tokens_and_the_attention_with_the_square_of_the_length():
@@ -317,3 +319,43 @@ def test_on_sixteen_cores_the_one_pool_hands_out_seed_groups_and_finishes_sooner
     whole = plan_table(params, speed, scratch=tmp_path)[0]
     assert whole.attrs["one pool split"] == (0, 0)
     assert table.attrs["one pool hours"] < 0.8 * whole.attrs["one pool hours"]
+
+
+def test_recorded_factors_spare_a_fresh_clone_the_calibration_but_the_reference_is_timed_again(tmp_path, monkeypatch):
+    """A kind timed on this machine before is taken from the record (the plan then starts in
+    seconds); the reference kind is always timed, and a busy machine's timings are not kept."""
+    from emergence.pipeline import cost
+
+    params = load_params(profile="smoke")
+    kinds, reference = set(kinds_to_build(params, tmp_path)), reference_kind(params)
+    timed_sets = []
+
+    def fake(p, todo, seconds=3.0):
+        timed_sets.append(set(todo))
+        return {k: 2.0 for k in todo}
+
+    monkeypatch.setattr(cost, "calibrate", fake)
+    record = tmp_path / "calibration.json"
+    record.write_text(json.dumps({"another machine": {"linear_map/attention/float32/none": 9.0}}))
+    factors, notes = cost.planned_factors(params, kinds, 1.0, record, load=0.0)
+    assert timed_sets[-1] == kinds | {reference} and factors == dict.fromkeys(kinds, 2.0)
+    assert json.loads(record.read_text())["another machine"] == {"linear_map/attention/float32/none": 9.0}
+    assert set(json.loads(record.read_text())[cost.machine()]) == {"/".join(k) for k in kinds | {reference}}
+
+    factors, notes = cost.planned_factors(params, kinds, 1.0, record, load=0.0)
+    assert timed_sets[-1] == {reference} and set(factors) == kinds
+    assert "from" in notes[0] and "1.00 times its recorded speed" in notes[1]
+
+    factors, notes = cost.planned_factors(params, kinds, 1.0, record, recalibrate=True, load=0.0)
+    assert timed_sets[-1] == kinds | {reference}
+
+    busy = tmp_path / "busy.json"
+    factors, notes = cost.planned_factors(params, kinds, 1.0, busy, load=4.0 * usable_cores())
+    assert not busy.exists() and "busy" in notes[-1] and "5.0 times slow" in notes[-1]
+
+
+def test_a_busy_machine_slows_a_calibration_by_the_share_of_cores_it_gets():
+    from emergence.pipeline.cost import busy_slowdown
+
+    assert busy_slowdown(0.0, 2) == 1.0 and busy_slowdown(0.9, 2) == 1.0   # a quiet machine, and noise
+    assert busy_slowdown(2.0, 2) == 2.0 and busy_slowdown(6.0, 2) == 4.0

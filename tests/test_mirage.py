@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from emergence.analysis.mirage import (TEN_NINETY, breakthroughness, change_point, exact_match_from_units,
-                              explained_fraction, fit_rise, forecast_concordance, landmark, progress)
+                                       explained_fraction, fit_rise, forecast_concordance, landmark, progress)
 
 STEPS = np.unique(np.r_[0, 2 ** np.arange(10), np.arange(50, 3001, 50)]).astype(float)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from emergence.claims.verdicts import (attention_moves_first, jump_not_a_resolution_artefact, jump_survives_continuous_metrics,
-                                recovers_most_of_gap, seeds_for_interval, sharp_within_random_across)
+                                       recovers_most_of_gap, seeds_for_interval, sharp_within_random_across)
 
 RNG = np.random.default_rng(0)
 COMMON = dict(claim="x", statement="s", alpha=0.1, n_boot=500)

@@ -4,8 +4,8 @@ import math
 import pytest
 
 from emergence.report.paper_reference import (bits_at_chance, ca_heads_loss, heads_output_loss, load_figures,
-                                       mixer_output_loss, output_loss, sparsity_output_loss, value_range,
-                                       width_output_loss)
+                                              mixer_output_loss, output_loss, sparsity_output_loss, value_range,
+                                              width_output_loss)
 
 FIGURES = {"sparsity_final_loss", "ca_plateau", "heads_final_loss", "width_final_loss", "ca_heads_final_loss",
            "per_bit_jumps", "mixers_final_loss", "mixers_emergence", "pythia_emergence", "pythia_patching"}

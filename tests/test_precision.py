@@ -10,7 +10,7 @@ import torch
 import xarray as xr
 
 from emergence.analysis.precision_agreement import (STATISTICS, Comparison, agreement, forecast, precision_statistics,
-                                          seeds_to_fit, smallest_p)
+                                                    seeds_to_fit, smallest_p)
 from emergence.common.io import read_netcdf
 from emergence.core import precision
 from emergence.core.hooks import attention_bias, scores_name

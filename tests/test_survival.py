@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from emergence.analysis.survival import (_split_z, benjamini_hochberg, bootstrap_km_median, bootstrap_rows_km_median, censored_normal_fit,
-                                km_median, km_median_of_rows, km_quantile, km_survival,
-                                logrank, seed_permutation_logrank, stratified_logrank)
+                                         km_median, km_median_of_rows, km_quantile, km_survival,
+                                         logrank, seed_permutation_logrank, stratified_logrank)
 
 
 def test_km_median_by_hand():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from emergence.claims.verdicts import (Arm, bias_keeps_plateau_flat, earlier, jump_not_a_resolution_artefact,
-                                jump_survives_continuous_metrics, lower_final_loss)
+                                       jump_survives_continuous_metrics, lower_final_loss)
 
 CASES = 1000
 ALPHA = 0.1

@@ -8,14 +8,14 @@ from scipy import stats
 
 from emergence.analysis.survival import seed_permutation_logrank
 from emergence.claims.verdicts import (Arm, Verdict, bias_keeps_plateau_flat, detectable_hazard_ratio, earlier,
-                                every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
-                                jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
-                                plateau_grows_with_state_size, recovers_most_of_gap, row_median_bounds,
-                                times_vary_across_seeds, what_decides_spread,
-                                lognormal_quartile_ratio,
-                                any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
-                                seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation,
-                                undecided)
+                                       every_seed_solves, hardest_at_medium_sparsity, head_sharpens_more_than_others,
+                                       jumps_are_abrupt, jumps_coincide_with_entropy_drops, most_of, never_leaves_plateau,
+                                       plateau_grows_with_state_size, recovers_most_of_gap, row_median_bounds,
+                                       times_vary_across_seeds, what_decides_spread,
+                                       lognormal_quartile_ratio,
+                                       any_of, by_time_or_loss, lower_final_loss, median_ratio_interval,
+                                       seeds_for_interval, seeds_per_arm_for_difference, settled_null, settled_permutation,
+                                       undecided)
 
 ALPHA = 0.1
 PAPER_SIZES = (4, 8, 16, 32, 64, 128, 256, 512)

@@ -17,7 +17,11 @@ timed after warm-up, and so has each language-model variant (its corpus steps, a
 pre-pretraining steps); a kind with little to build takes the linear-map cell's factor. The model
 alone has no term for a recurrent mixer's scan: on 2 CPU cores, against the model, RWKV-7 ran
 2.4 times and Gated DeltaNet 1.9 times slower than the automata's attention cells, and the
-ratio of scans to attention differs from device to device: hence one factor per kind. Besides
+ratio of scans to attention differs from device to device: hence one factor per kind. The
+factors timed on a quiet machine are kept in data/records/calibration.json under the machine
+(CPU, cores, torch), so a clone on the same kind of machine times only the linear-map cell again
+(a check on the record, printed) and plans in seconds; on a busy machine (other work on half
+its cores or more) the plan says how slow that makes the kinds it times, and keeps none. Besides
 the device-hours (one process, every thread: what a cluster allocation needs), the wall time
 on this machine with the executor's workers (`execution`: emergence/runs/executor.py's plan, each
 stage's cells handed out longest first), stage by stage as `dvc repro` alone builds them and
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -39,13 +44,15 @@ import torch
 
 from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params
+from emergence.common.provenance import cpu_model
 from emergence.core.train import resolve_device, schedules
 from emergence.pipeline.config import load_params, validate
 from emergence.pipeline.stage import SCRATCH, pipeline_paths
 from emergence.runs import cells, language_model as lm
 from emergence.runs.cache import (Request, bound_to_process, build_plan, entry_of, handout, handout_seconds,
-                                         on_slurm, splits)
+                                  on_slurm, splits)
 from emergence.runs.cells import cell_flops, training_flops
+from emergence.runs.cores import usable_cores
 from emergence.runs.lm_builds import variant_requests, variant_seconds
 from emergence.runs.runner import seed_groups
 from emergence.runs.sweeps import attention_bias, mixers
@@ -171,6 +178,72 @@ def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
         print(f"calibrated {'/'.join(kind)}: {factors[kind]:.3g}x ({time.perf_counter() - start:.0f} s)",
               file=sys.stderr, flush=True)
     return factors
+
+
+# The factors timed on a machine, kept (git-tracked) so that a fresh clone on the same kind of
+# machine plans in seconds: only the reference kind is timed again, as a check on the record.
+CALIBRATION_RECORD = Path("data") / "records" / "calibration.json"
+# Other work on at least this share of the cores before timing: the machine is busy, the factors
+# timed now are slow by up to (cores + load) / cores, and they are not recorded.
+BUSY_SHARE = 0.5
+
+
+def machine() -> str:
+    """What a calibration factor holds for: the CPU, the cores this process may use, torch."""
+    return f"{cpu_model()}; {usable_cores()} cores; torch {torch.__version__}"
+
+
+def recorded_factors(path: Path, here: str) -> dict[tuple, float]:
+    """Kind -> factor recorded for machine `here` (none where the file or the machine is absent)."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {tuple(name.split("/")): float(f) for name, f in record.get(here, {}).items()}
+
+
+def record_factors(path: Path, here: str, factors: dict[tuple, float]) -> None:
+    """Add (or replace) `factors` under machine `here`, keeping every other machine's."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        record = {}
+    record.setdefault(here, {}).update({"/".join(k): round(f, 3) for k, f in factors.items()})
+    write_json(record, path)
+
+
+def busy_slowdown(load: float, cores: int) -> float:
+    """How much slower a calibration that wants every core runs beside `load` other runnable
+    processes (1.0 on a quiet machine): the cores shared out among all."""
+    return (cores + load) / cores if load >= BUSY_SHARE * cores else 1.0
+
+
+def planned_factors(params: dict, kinds: set[tuple], seconds: float, record: Path, recalibrate: bool = False,
+                    load: float | None = None) -> tuple[dict[tuple, float], list[str]]:
+    """Kind -> factor for `kinds`: the recorded ones for this machine (unless `recalibrate`), the
+    others timed now, and the reference kind always timed (a record that no longer holds shows
+    there). Records what it timed when the machine is quiet. Returns the factors and what to tell
+    the reader about where they came from."""
+    here, reference = machine(), reference_kind(params)
+    known = {} if recalibrate else recorded_factors(record, here)
+    load = os.getloadavg()[0] if load is None else load
+    slow = busy_slowdown(load, usable_cores())
+    start = time.perf_counter()
+    timed = calibrate(params, {k for k in kinds if k not in known} | {reference}, seconds)
+    factors = {**{k: f for k, f in known.items() if k in kinds}, **timed}
+    reused = sorted(set(factors) - set(timed))
+    notes = [f"{len(timed)} kinds timed here in {time.perf_counter() - start:.0f} s"
+             + (f", {len(reused)} from {record} (recorded on {here})" if reused else "")]
+    if reference in known:
+        notes.append(f"the reference kind {'/'.join(reference)} ran at {known[reference] / timed[reference]:.2f} "
+                     "times its recorded speed")
+    if slow > 1.0:
+        notes.append(f"the machine is busy (load {load:.1f} on {usable_cores()} cores before timing): the kinds "
+                     f"timed now ran up to {slow:.1f} times slow, so the forecast is long by up to that for their "
+                     "cells; not recorded")
+    else:
+        record_factors(record, here, timed)
+    return factors, notes
 
 
 def runs(stage: str, running: set[str] | None) -> bool:
@@ -447,6 +520,8 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     mode.add_argument("--no-calibrate", action="store_true", help="the cells alone, untimed (make plan)")
     mode.add_argument("--calibrate-seconds", type=float, default=3.0, metavar="S",
                       help="seconds of training steps timed per kind of cell (default 3)")
+    parser.add_argument("--recalibrate", action="store_true",
+                        help=f"time every kind anew, not taking the factors recorded in {CALIBRATION_RECORD}")
     args = parser.parse_args(argv)
     if not math.isfinite(args.calibrate_seconds) or args.calibrate_seconds <= 0:
         parser.error(f"--calibrate-seconds: a positive number of seconds, got {args.calibrate_seconds}")
@@ -478,11 +553,12 @@ def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> in
         print(table.drop(columns=["flops", "device-hours", "wall hours here"]).to_string(
             index=False, formatters={"seed-steps": "{:,.0f}".format}))
         return 0
-    speed = calibrate(params, kinds_to_calibrate(params, scratch, running), args.calibrate_seconds)
+    speed, notes = planned_factors(params, kinds_to_calibrate(params, scratch, running), args.calibrate_seconds,
+                                   root / CALIBRATION_RECORD, args.recalibrate)
     table, seconds = plan_table(params, speed, scratch, running)
-    print(f"Profile {params['profile']}: training plan (calibrated here: each kind of cell's steps and evaluations "
-          "against the build-time model's one-core seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())
-          + "; any other kind as " + "/".join(reference_kind(params)) + ")")
+    print(f"Profile {params['profile']}: training plan (each kind of cell's steps and evaluations against the "
+          "build-time model's one-core seconds: " + "; ".join(f"{'/'.join(k)} {v:.2f}x" for k, v in speed.items())
+          + "; any other kind as " + "/".join(reference_kind(params)) + "; " + "; ".join(notes) + ")")
     print(table.to_string(index=False, formatters={"seed-steps": "{:,.0f}".format, "flops": "{:.3g}".format}))
     print(f"Estimated training time of what the cache lacks: {seconds / 3600:.2f} device-hours on this device in "
           f"one process; with `execution` ({params['execution']['executor']}), "

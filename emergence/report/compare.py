@@ -1,8 +1,11 @@
 """Two revisions side by side, read from DVC's cache and never retrained:
 
-    make compare BASE=<rev> [HEAD=<rev or workspace>]      (python -m emergence.report.compare BASE [HEAD])
+    make compare BASE=<rev or experiment> [HEAD=<rev, experiment or workspace>]
+                                                           (python -m emergence.report.compare BASE [HEAD])
 
-Each revision other than the workspace is checked out as a git worktree (under
+A revision is anything git names (a commit, branch, tag, HEAD~1) or a DVC experiment by its name
+(`dvc exp show` lists them; `dvc exp run` keeps each as a git ref under refs/exps/). Each
+revision other than the workspace is checked out as a git worktree (under
 data/.scratch/compare/) whose DVC outputs come from this repository's cache (`dvc checkout`, no
 stage runs). The page (report/_compare/compare.html and compare.pdf, the report's renderer, no
 external URL) lists what changed: the parameters, the result files (their hashes in dvc.lock,
@@ -50,12 +53,33 @@ def _run(args: list[str], cwd: Path, check: bool = True) -> subprocess.Completed
     return out
 
 
+def experiment_refs(name: str, root: Path = REPO_ROOT) -> list[str]:
+    """The refs of DVC experiments named `name` (refs/exps/<baseline>/<name>)."""
+    refs = _run(["git", "for-each-ref", "--format=%(refname)", "refs/exps/"], root, check=False).stdout.split()
+    return [ref for ref in refs if ref.rsplit("/", 1)[-1] == name]
+
+
+def resolve(rev: str, root: Path = REPO_ROOT) -> str:
+    """The commit `rev` names: a git revision, else a DVC experiment's name. Raises ValueError,
+    naming what was looked for, when it names none or several experiments."""
+    out = _run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], root, check=False)
+    if out.returncode == 0:
+        return out.stdout.strip()
+    refs = experiment_refs(rev, root)
+    if len(refs) > 1:
+        raise ValueError(f"{rev!r} names {len(refs)} DVC experiments ({', '.join(refs)}): give one of their refs")
+    if not refs:
+        raise ValueError(f"{rev!r} names no commit of this repository and no DVC experiment "
+                         "(git revisions, or the names `dvc exp show` lists)")
+    return _run(["git", "rev-parse", f"{refs[0]}^{{commit}}"], root).stdout.strip()
+
+
 def checkout(rev: str, root: Path = REPO_ROOT) -> Path:
     """The tree of `rev` with its DVC outputs, from this repository's cache: the workspace itself,
     or a git worktree under data/.scratch/compare/ (made anew each time)."""
     if rev == WORKSPACE:
         return root
-    sha = _run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], root).stdout.strip()
+    sha = resolve(rev, root)
     dest = root / "data" / ".scratch" / "compare" / sha[:12]
     if dest.exists():
         _run(["git", "worktree", "remove", "--force", str(dest)], root, check=False)
@@ -79,7 +103,9 @@ def revision(rev: str, tree: Path, role: str, root: Path = REPO_ROOT) -> dict:
     for key in ("scorecard", "summary_metrics"):
         path = tree / paths.get(key, "-")
         jsons[key] = json.loads(path.read_text()) if key in paths and path.is_file() else None
-    label = rev if rev == WORKSPACE else _run(["git", "log", "-1", "--format=%h %s", rev], root).stdout.strip()
+    label = rev if rev == WORKSPACE else _run(["git", "log", "-1", "--format=%h %s", resolve(rev, root)], root).stdout.strip()
+    if rev != WORKSPACE and experiment_refs(rev, root) and not label.startswith(rev):
+        label = f"{label.split()[0]} experiment {rev}"
     return {"rev": rev, "label": label, "role": f"{role} {label.split()[0]}", "tree": tree,
             "params": flatten(merged_params(tree)),
             "paths": paths, "results": result_hashes(tree), **jsons,
@@ -328,12 +354,15 @@ def compare(base_rev: str, head_rev: str = WORKSPACE, root: Path = REPO_ROOT) ->
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m emergence.report.compare", description="Two revisions side by side, "
                                      "from DVC's cache, never retrained: report/_compare/compare.html and .pdf.")
-    parser.add_argument("base", help="the base: a git revision (a commit, branch, tag, HEAD~1)")
-    parser.add_argument("head", nargs="?", default=WORKSPACE, help=f"a git revision, or {WORKSPACE} (the default)")
+    parser.add_argument("base", help="the base: a git revision (a commit, branch, tag, HEAD~1) or a DVC experiment's name")
+    parser.add_argument("head", nargs="?", default=WORKSPACE,
+                        help=f"a git revision, a DVC experiment's name, or {WORKSPACE} (the default)")
     args = parser.parse_args(argv)
     for rev in {args.base, args.head} - {WORKSPACE}:
-        if _run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], REPO_ROOT, check=False).returncode:
-            parser.error(f"{rev!r} names no commit of this repository")
+        try:
+            resolve(rev)
+        except ValueError as err:
+            parser.error(str(err))
     out = compare(args.base, args.head)
     print(f"HTML: {out / 'compare.html'}\nPDF:  {out / 'compare.pdf'}")
     return 0

@@ -3,8 +3,9 @@ on the comparison's first setting of a task at several learning rates, on a shor
 few seeds, and read by the same statistics as the sweep (emergence with censoring, final loss).
 
 The comparison is fair when every architecture trains at its own best rate: this prints one
-row per (architecture, rate) so that the rate chosen for each can be written, with the pilot's
-numbers, into params.yaml (sweeps.mixers.architectures.<name>.lr) before the run that decides.
+row per (architecture, rate) so that the rate chosen for each can be written into params.yaml
+(sweeps.mixers.architectures.<name>.lr), and the pilot's numbers into docs/pilots.md, before the
+run that decides.
 Pilot cells go through the cell cache like any other (a rerun trains nothing).
 
     python -m emergence.tools.lr_pilot --lrs 0.001 0.003 0.01 --steps 1500 --seeds 2 \

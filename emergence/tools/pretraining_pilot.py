@@ -10,7 +10,7 @@ loss falls from ln V to about their unigram entropy, on every task alike), so th
 task has to teach is measured below that entropy: a seed counts the task as learned at the
 first evaluation that has made `fraction` of the run's drop from the unigram entropy of the
 held-out symbols to its best loss. The control (i.i.d. symbols) has no such drop.
-The rows printed go, with the budget chosen from them, into params.yaml's comment.
+The rows printed go, with the budget chosen from them, into docs/pilots.md (pretraining), the budget into params.yaml.
 
     python -m emergence.tools.pretraining_pilot --steps 1600 [--eval-every 50]
         [--tasks dyck neural_ca random] [--fraction 0.9] [--profile default]
@@ -71,7 +71,7 @@ def pretraining_curve(params: dict, kind: str, steps: int, eval_every: int, scra
 
 
 def pilot_row(kind: str, steps: np.ndarray, loss: np.ndarray, unigram: float, fraction: float, budget: int) -> dict:
-    """What the params.yaml comment records for one task (losses are means over seeds)."""
+    """What docs/pilots.md records for one task (losses are means over seeds)."""
     learned = learned_step(steps, loss, fraction, unigram)
     at = {int(s): round(float(np.mean(loss[:, i])), 4) for i, s in enumerate(steps)
           if s in (0, 100, budget, 400, 800, steps[-1])}

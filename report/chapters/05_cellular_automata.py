@@ -158,4 +158,4 @@ there are censored at {budget:,} steps and stay in every Kaplan-Meier median and
 flatness is judged from S = {read_scorecard()['thresholds']['flat_from']} on, where the paper's own biased plateau is flat
 (its S = 4 plateau, 60 steps, is 3.4 times shorter than at S = 8). The paper runs S from 4 to 512 with a
 pool of 256 rules and a 4-layer model for 10^4 steps (the `paper` profile); this profile's pool and
-budget are in the setting line above, and params.yaml says why. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
+budget are in the setting line above, and docs/parameters.md says why. Each verdict above comes from its rule in emergence/claims/verdicts.py, applied to this run's results with the thresholds in params.yaml's `claims` section, fixed before the run; the scorecard on the report's first page lists them all, with Benjamini-Hochberg q-values across its tests.""")
