@@ -359,3 +359,11 @@ def test_a_busy_machine_slows_a_calibration_by_the_share_of_cores_it_gets():
 
     assert busy_slowdown(0.0, 2) == 1.0 and busy_slowdown(0.9, 2) == 1.0   # a quiet machine, and noise
     assert busy_slowdown(2.0, 2) == 2.0 and busy_slowdown(6.0, 2) == 4.0
+
+
+def test_busy_cores_reads_the_machine_now_within_its_cores():
+    import os
+
+    from emergence.pipeline.cost import busy_cores
+
+    assert 0.0 <= busy_cores(0.2) <= (os.cpu_count() or 1) + 1e-9

@@ -183,8 +183,8 @@ def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
 # The factors timed on a machine, kept (git-tracked) so that a fresh clone on the same kind of
 # machine plans in seconds: only the reference kind is timed again, as a check on the record.
 CALIBRATION_RECORD = Path("data") / "records" / "calibration.json"
-# Other work on at least this share of the cores before timing: the machine is busy, the factors
-# timed now are slow by up to (cores + load) / cores, and they are not recorded.
+# Other work on at least this share of the cores before timing (`busy_cores`): the machine is
+# busy, the factors timed now are slow by up to (cores + load) / cores, and none is recorded.
 BUSY_SHARE = 0.5
 
 
@@ -212,6 +212,23 @@ def record_factors(path: Path, here: str, factors: dict[tuple, float]) -> None:
     write_json(record, path)
 
 
+def busy_cores(seconds: float = 1.0) -> float:
+    """How many cores other work keeps busy now: the machine's non-idle share over `seconds` of
+    /proc/stat (this process waits meanwhile) times its cores; where there is no /proc/stat, the
+    one-minute load average, which still counts the last minute's work."""
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(fields), fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    try:
+        total0, idle0 = sample()
+        time.sleep(seconds)
+        total1, idle1 = sample()
+    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0]
+    busy = 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
+    return busy * (os.cpu_count() or 1)
+
+
 def busy_slowdown(load: float, cores: int) -> float:
     """How much slower a calibration that wants every core runs beside `load` other runnable
     processes (1.0 on a quiet machine): the cores shared out among all."""
@@ -226,7 +243,7 @@ def planned_factors(params: dict, kinds: set[tuple], seconds: float, record: Pat
     the reader about where they came from."""
     here, reference = machine(), reference_kind(params)
     known = {} if recalibrate else recorded_factors(record, here)
-    load = os.getloadavg()[0] if load is None else load
+    load = busy_cores() if load is None else load
     slow = busy_slowdown(load, usable_cores())
     start = time.perf_counter()
     timed = calibrate(params, {k for k in kinds if k not in known} | {reference}, seconds)
@@ -238,7 +255,7 @@ def planned_factors(params: dict, kinds: set[tuple], seconds: float, record: Pat
         notes.append(f"the reference kind {'/'.join(reference)} ran at {known[reference] / timed[reference]:.2f} "
                      "times its recorded speed")
     if slow > 1.0:
-        notes.append(f"the machine is busy (load {load:.1f} on {usable_cores()} cores before timing): the kinds "
+        notes.append(f"the machine is busy ({load:.1f} of its cores taken by other work before timing): the kinds "
                      f"timed now ran up to {slow:.1f} times slow, so the forecast is long by up to that for their "
                      "cells; not recorded")
     else:
