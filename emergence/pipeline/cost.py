@@ -250,7 +250,7 @@ def planned_factors(params: dict, kinds: set[tuple], seconds: float, record: Pat
     factors = {**{k: f for k, f in known.items() if k in kinds}, **timed}
     reused = sorted(set(factors) - set(timed))
     notes = [f"{len(timed)} kinds timed here in {time.perf_counter() - start:.0f} s"
-             + (f", {len(reused)} from {record} (recorded on {here})" if reused else "")]
+             + (f", {len(reused)} from {record.name} (recorded on {here})" if reused else "")]
     if reference in known:
         notes.append(f"the reference kind {'/'.join(reference)} ran at {known[reference] / timed[reference]:.2f} "
                      "times its recorded speed")
