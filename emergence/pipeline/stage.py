@@ -33,10 +33,24 @@ from emergence.common.params import REPO_ROOT, flatten, merged_params
 from emergence.common.schema import ConfigError
 from emergence.runs import build_log
 from emergence.runs.allocator import keep_freed_memory
+from emergence.runs.cache import SCRATCH_ENV
 
 TIMINGS_DIR = Path("data/timings")
 PREBUILD = "prebuild"  # `make report`'s build of every stage's cells before `dvc repro` (emergence/pipeline/prebuild.py)
-SCRATCH = Path("data/.scratch")  # resume snapshots and the cell cache (not a DVC output)
+def scratch_dir(env: dict | None = None, root: Path = REPO_ROOT) -> Path:
+    """Where the cell cache and the resume snapshots live (not a DVC output): $EMERGENCE_SCRATCH
+    where set (relative to the repository), else data/.scratch of the repository DVC runs the
+    stage for. DVC names it in $DVC_ROOT, and for a queued or `--temp` experiment, which runs in
+    a copy under .dvc/tmp/exps/, that is the repository that queued it: every experiment of one
+    repository reads and writes the one cell cache, and trains only the cells its change touches.
+    Clones that share a cache (a cluster's file system) set $EMERGENCE_SCRATCH to one folder."""
+    env = os.environ if env is None else env
+    if env.get(SCRATCH_ENV):
+        return Path(root, env[SCRATCH_ENV]).resolve()
+    return Path(env.get("DVC_ROOT") or root).resolve() / "data" / ".scratch"
+
+
+SCRATCH = scratch_dir()  # the cell cache and resume snapshots of every stage this process runs
 
 
 def read_pipeline(root: Path = REPO_ROOT) -> dict:
