@@ -190,7 +190,7 @@ def test_stages_reading_matches_sections_both_ways():
 
 def test_every_sparsity_row_is_its_own_stage_in_the_plan():
     keys = keys_by_stage(load_params())
-    rows = [name for name in keys if name.startswith("sweep_sparsity@")]
+    rows = [name for name in keys if name.startswith("sparsity@")]
     assert rows and all(f"sweeps.sparsity.grid.{name.split('@')[1]}" in keys[name] for name in rows)
 
 
@@ -201,13 +201,13 @@ def test_plan_names_the_stages_an_edit_reruns():
     edited = copy.deepcopy(params)
     edited["linear_map"]["analysis"]["plateau_threshold"] = 0.12
     listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
-    assert listed == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
-                      "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary"}
+    assert listed == {"linear_map_analyse", "sparsity_summary", "architecture_summary",
+                      "attention_bias_summary", "mixers_summary", "precision_summary"}
     edited = copy.deepcopy(params)
     edited["linear_map"]["train"]["lr"] = 0.002
     listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
-    assert {"linear_map_train", "sweep_architecture", "attention_bias"} <= listed
-    assert any(name.startswith("sweep_sparsity@") for name in listed)  # each row, by DVC's name for it
+    assert {"linear_map_train", "architecture", "attention_bias"} <= listed
+    assert any(name.startswith("sparsity@") for name in listed)  # each row, by DVC's name for it
     assert "linear_map_analyse" not in listed and "lm_train" not in listed
 
 

@@ -147,7 +147,7 @@ def test_only_validation_depends_on_every_schema():
     for name, files in expected.items():
         if name != "validate_params":
             assert "emergence/pipeline/config.py" not in files, name
-    for name in ("linear_map_train", "sweep_sparsity", "sweep_ca_state_size", "sweep_architecture"):
+    for name in ("linear_map_train", "sparsity", "ca_state_size", "architecture"):
         assert not {"emergence/runs/language_model.py", "emergence/core/tasks/corpus.py",
                     "emergence/claims/verdicts.py", "emergence/analysis/patching.py"} & set(expected[name]), name
 
@@ -183,9 +183,9 @@ def test_cells_meant_to_be_shared_train_once():
         return config_hash(cells.cell_key(c))
 
     by_name = lambda files, name: next(c for f in files if f.name == name for c in f.cells)  # noqa: E731
-    state = by_name(ca_files(stage_params("sweep_ca_state_size")), "S0008")  # its c = 0 cell comes first
-    automata = by_name(architecture_files(stage_params("sweep_ca_architecture"), "ca_architecture"), "H4_dh16_L2")
-    mixer = dict(mixer_cells(stage_params("sweep_mixers")))
+    state = by_name(ca_files(stage_params("ca_state_size")), "S0008")  # its c = 0 cell comes first
+    automata = by_name(architecture_files(stage_params("ca_architecture"), "ca_architecture"), "H4_dh16_L2")
+    mixer = dict(mixer_cells(stage_params("mixers")))
     transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
     assert state["cellular_automata"]["bias"]["strength"] == 0.0
     seeds = state["cellular_automata"]["train"]["n_seeds"]
@@ -194,14 +194,14 @@ def test_cells_meant_to_be_shared_train_once():
     assert key(transformer) == key(automata)
     # the sweep's own `examples`, not the task section's: per cell on the automata (the mirage
     # chapter's resolution test reads units), the whole answer on the linear-map sweeps
-    assert state["cellular_automata"]["train"]["examples"] == stage_params("sweep_ca_state_size")["sweeps"][
+    assert state["cellular_automata"]["train"]["examples"] == stage_params("ca_state_size")["sweeps"][
         "ca_state_size"]["examples"]
-    grid = stage_params("sweep_sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
-    sparsity = next(c for c in row_file(stage_params("sweep_sparsity", key="S08"), "S08", grid).cells
+    grid = stage_params("sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
+    sparsity = next(c for c in row_file(stage_params("sparsity", key="S08"), "S08", grid).cells
                     if c["linear_map"]["task"]["sparsity"] == 2)
-    linear = by_name(architecture_files(stage_params("sweep_architecture")), "H8_dh8_L1")
+    linear = by_name(architecture_files(stage_params("architecture")), "H8_dh8_L1")
     assert key(sparsity) == key(linear, sparsity["linear_map"]["train"]["n_seeds"])
-    assert sparsity["linear_map"]["train"]["examples"] == stage_params("sweep_sparsity", key="S08")["sweeps"][
+    assert sparsity["linear_map"]["train"]["examples"] == stage_params("sparsity", key="S08")["sweeps"][
         "sparsity"]["examples"]
 
 

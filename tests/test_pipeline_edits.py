@@ -91,7 +91,7 @@ def test_a_profile_that_compares_no_precision_trains_none_and_its_chapter_says_s
     try:
         sh(["dvc", "repro", "report_notebooks"], smoke_repo)
         assert not any((smoke_repo / "data" / "sweeps" / "precision").iterdir())
-        timing = json.loads((smoke_repo / "data" / "timings" / "sweep_precision.json").read_text())
+        timing = json.loads((smoke_repo / "data" / "timings" / "precision.json").read_text())
         assert timing["cells_built"] == timing["cells_reused"] == 0
         with xr.open_dataset(smoke_repo / "data" / "sweeps" / "precision_summary.nc") as summary:
             assert summary.sizes["task"] == 0

@@ -25,10 +25,10 @@ def test_an_analysis_threshold_reanalyses_and_retrains_nothing(smoke_repo):
     original = edit(params, "plateau_threshold: 0.1 ", "plateau_threshold: 0.12 ")
     try:  # up to the report's inputs: the report after them is the same two stages as any other change's
         planned = set(json.loads(sh([sys.executable, "-c", PLANNED], smoke_repo).stdout))
-        out = sh(["dvc", "repro", "claims_scorecard", "sweep_precision_summary"], smoke_repo)
+        out = sh(["dvc", "repro", "claims_scorecard", "precision_summary"], smoke_repo)
         ran = set(re.findall(r"Running stage '([\w@-]+)'", out.stdout))
-        assert ran == {"validate_params", "linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
-                       "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary",
+        assert ran == {"validate_params", "linear_map_analyse", "sparsity_summary", "architecture_summary",
+                       "attention_bias_summary", "mixers_summary", "precision_summary",
                        "claims_scorecard"}, ran
         assert "train group" not in out.stderr + out.stdout  # no training stage's progress bar
         # `make report`'s plan and prebuild foresaw it: these and the stages after the targets, no training stage

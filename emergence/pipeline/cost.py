@@ -61,13 +61,13 @@ def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
     grid = params["sweeps"]["sparsity"]["grid"]
     return {
         "linear_map_train": [({"profile": params["profile"], "linear_map": params["linear_map"]}, True)],
-        "sweep_sparsity": [(c, False) for name, row in grid.items() for c in row_file(params, name, row).cells],
-        "sweep_architecture": [(c, False) for f in architecture_files(params) for c in f.cells],
+        "sparsity": [(c, False) for name, row in grid.items() for c in row_file(params, name, row).cells],
+        "architecture": [(c, False) for f in architecture_files(params) for c in f.cells],
         "attention_bias": [(attention_bias.run_config(params, s), False) for s in attention_bias.strengths(params)],
-        "sweep_ca_state_size": [(c, False) for f in automata_files(params) for c in f.cells],
-        "sweep_ca_architecture": [(c, False) for f in architecture_files(params, "ca_architecture") for c in f.cells],
-        "sweep_mixers": [(c, False) for _, c in mixers.cells(params)],
-        "sweep_precision": [(c, f.checkpoints) for f in precision_files(params) for c in f.cells],
+        "ca_state_size": [(c, False) for f in automata_files(params) for c in f.cells],
+        "ca_architecture": [(c, False) for f in architecture_files(params, "ca_architecture") for c in f.cells],
+        "mixers": [(c, False) for _, c in mixers.cells(params)],
+        "precision": [(c, f.checkpoints) for f in precision_files(params) for c in f.cells],
     }
 
 
@@ -175,7 +175,7 @@ def calibrate(params: dict, kinds, seconds: float = 3.0) -> dict[tuple, float]:
 
 def runs(stage: str, running: set[str] | None) -> bool:
     """Whether training stage `stage` is among the DVC stages `running` (a foreach stage's rows,
-    `sweep_sparsity@S08`, are that stage's); None: every stage runs."""
+    `sparsity@S08`, are that stage's); None: every stage runs."""
     return running is None or any(name == stage or name.startswith(stage + "@") for name in running)
 
 

@@ -33,10 +33,12 @@ from emergence.common.params import REPO_ROOT, flatten, merged_params
 from emergence.common.schema import ConfigError
 from emergence.runs import build_log
 from emergence.runs.allocator import keep_freed_memory
-from emergence.runs.cache import SCRATCH_ENV
 
 TIMINGS_DIR = Path("data/timings")
 PREBUILD = "prebuild"  # `make report`'s build of every stage's cells before `dvc repro` (emergence/pipeline/prebuild.py)
+SCRATCH_ENV = "EMERGENCE_SCRATCH"  # the cell cache's runs/cache.py names it in its errors
+
+
 def scratch_dir(env: dict | None = None, root: Path = REPO_ROOT) -> Path:
     """Where the cell cache and the resume snapshots live (not a DVC output): $EMERGENCE_SCRATCH
     where set (relative to the repository), else data/.scratch of the repository DVC runs the

@@ -32,7 +32,6 @@ from emergence.runs import build_log
 from emergence.runs.executor import Plan, expected_seconds, makespan, plan, run_jobs, run_slurm, sharing_cores
 from emergence.runs.runner import runs_on
 
-SCRATCH_ENV = "EMERGENCE_SCRATCH"  # where the cache lives, where not data/.scratch (emergence/pipeline/stage.py)
 MANIFEST = "manifest.json"
 BUILD_RECORD = "build.json"
 RECORDS = (MANIFEST, BUILD_RECORD)  # the cache's own files: never copied into results
@@ -117,8 +116,8 @@ def writable(scratch: Path) -> Path:
         Path(tempfile.mkstemp(prefix=".write-probe.", dir=scratch / "cells")[1]).unlink()
     except OSError as err:
         raise SystemExit(f"the cell cache {scratch} cannot be written ({err.strerror or err}): set "
-                         f"${SCRATCH_ENV} to a writable folder (one that the clones meant to share "
-                         "cells can all reach)") from None
+                         "$EMERGENCE_SCRATCH (emergence/pipeline/stage.py) to a writable folder, one that "
+                         "every clone meant to share cells can reach") from None
     return scratch
 
 
