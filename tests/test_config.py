@@ -235,3 +235,33 @@ def test_a_stage_time_counts_from_its_process_start(tmp_path):
     recorded = json.loads((tmp_path / "data" / "timings" / "validate_params.json").read_text())["seconds"]
     assert wall / 2 <= recorded <= wall  # the body alone: ~3% of the wall time
     assert stage_started() >= start  # pytest's own process started long before
+
+
+def test_an_edit_no_stage_reads_is_named_with_what_to_set_instead():
+    """`dvc exp run -S` may edit an overlay the active profile does not select, or a key of
+    params.yaml that the active overlay overrides: neither changes what a stage reads."""
+    from emergence.common.params import misdirected_edits
+
+    base = {"params.yaml": {"profile": "default", "linear_map": {"train": {"lr": 0.001, "steps": 3000}}},
+            "profiles/default.yaml": {}, "profiles/paper.yaml": {"linear_map": {"train": {"steps": 10000}}}}
+    assert misdirected_edits("default", base, base) == []
+    lr = {**base, "params.yaml": {"profile": "default", "linear_map": {"train": {"lr": 0.003, "steps": 3000}}}}
+    assert misdirected_edits("default", lr, base) == []  # params.yaml, read by the default profile
+    paper = {**base, "profiles/paper.yaml": {"linear_map": {"train": {"steps": 20000}}}}
+    [problem] = misdirected_edits("default", paper, base)
+    assert "profiles/paper.yaml changed (linear_map.train.steps)" in problem and "active profile is default" in problem
+    assert misdirected_edits("paper", paper, base) == []  # the active overlay: read
+    steps = {**base, "params.yaml": {"profile": "paper", "linear_map": {"train": {"lr": 0.001, "steps": 5000}}}}
+    before = {**base, "params.yaml": {"profile": "paper", "linear_map": {"train": {"lr": 0.001, "steps": 3000}}}}
+    [problem] = misdirected_edits("paper", steps, before)
+    assert problem.startswith("linear_map.train.steps changed in params.yaml") and "profiles/paper.yaml" in problem
+    switched = {**paper, "params.yaml": {**base["params.yaml"], "profile": "paper"}}
+    assert misdirected_edits("paper", switched, base) == []  # a profile switch with its overlay's edit
+
+
+def test_outside_an_experiment_or_git_the_edit_check_stays_silent(tmp_path):
+    from emergence.pipeline.config import refuse_misdirected_edits
+
+    (tmp_path / "params.yaml").write_text("profile: default\n")
+    refuse_misdirected_edits(tmp_path, env={})  # not an experiment
+    refuse_misdirected_edits(tmp_path, env={"DVC_EXP_NAME": "x"})  # no git history to compare with

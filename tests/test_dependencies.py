@@ -121,19 +121,21 @@ def test_comments_docstrings_and_layout_of_the_trainer_keep_every_cell_key(packa
     assert all(a != b for a, b in zip(before, _keys(package_copy, params)))
 
 
-def test_stages_read_the_effective_params_not_the_profile_files():
-    """Validation merges the active overlay into params.yaml and writes the result; every other
-    stage declares its keys from that file, so an overlay edit reruns only the stages whose
-    values it changes. The files themselves are deps only where a stage reads them as files:
-    validation, and the renderer, whose appendix prints them."""
+def test_stages_declare_their_keys_of_params_yaml_and_the_active_overlay():
+    """Every stage declares the keys of params.yaml it reads (DVC's own `params diff` and `exp
+    show` list each key once, from the file the user edits) and the active overlay as a file:
+    an edit to params.yaml reruns the stages whose keys changed, one to the overlay every stage.
+    Validation depends on every overlay, so that an edit to one the profile does not select is
+    seen (and refused in an experiment)."""
     dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
     for name, body in dvc["stages"].items():
         body = body.get("do", body)
-        assert "profiles" not in body["deps"], name
-        assert ("profiles/${profile}.yaml" in body["deps"]) == (name in {"validate_params", "report_render"}), name
-        if name != "validate_params":
-            files = [file for entry in body["params"] if isinstance(entry, dict) for file in entry]
-            assert files == ["${paths.params}"] and declared_params(name), name
+        assert not [e for e in body.get("params", []) if not isinstance(e, str)], name  # params.yaml's keys alone
+        if name == "validate_params":
+            assert {"params.yaml", "profiles"} <= set(body["deps"]) and body["params"] == ["profile"]
+            continue
+        assert body["deps"].count("profiles/${profile}.yaml") == 1 and "params.yaml" not in body["deps"], name
+        assert declared_params(name) and "profile" in declared_params(name), name
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]  # `- path: {options}`
         assert not any(o.startswith("data/timings") for o in outs), name
 

@@ -33,3 +33,30 @@ def test_a_temp_experiment_trains_only_the_cells_its_change_touches(smoke_repo):
     assert "sparsity-3-seeds" in sh(["dvc", "exp", "list", "--name-only"], smoke_repo).stdout.split()
     # the workspace is untouched: the experiment ran in its own copy
     assert "n_seeds: 2" in (smoke_repo / "profiles" / "smoke.yaml").read_text().split("  sparsity:")[1][:40]
+
+
+def test_an_experiment_setting_an_inactive_overlay_is_refused_naming_the_active_profile(smoke_repo):
+    out = sh(["dvc", "exp", "run", "--temp", "-S", "profiles/paper.yaml:linear_map.train.steps=20000",
+              "validate_params"], smoke_repo, check=False)
+    assert out.returncode != 0
+    message = out.stdout + out.stderr
+    assert "profiles/paper.yaml changed (linear_map.train.steps)" in message and "active profile is smoke" in message
+
+
+def _params_files(node) -> set[str]:
+    """Every params file `dvc exp show --json` reports, at any depth."""
+    found = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "params" and isinstance(value, dict):
+                found |= set(value)
+            found |= _params_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= _params_files(item)
+    return found
+
+
+def test_exp_show_lists_each_parameter_once_from_the_file_the_user_edits(smoke_repo):
+    shown = json.loads(sh(["dvc", "exp", "show", "--json"], smoke_repo).stdout)
+    assert _params_files(shown) == {"params.yaml"}
