@@ -5,7 +5,7 @@ from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import architecture as arch
 from emergence.runs.sweeps import ca_state_size as sweep
 from emergence.analysis.architecture import summarize_architecture
-from stages.sweep_ca_state_size_summary import summarize as summarize_state_sizes
+from stages.ca_state_size_summary import summarize as summarize_state_sizes
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The cell cache: a damaged entry is rebuilt, never read; untrusted torch files are refused."""
 import json
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import torch
@@ -144,3 +145,61 @@ def test_a_cell_is_read_from_the_cache_without_training(tmp_path):
     trained = cells.trained_cell(cell, tmp_path)
     assert cells.cached_cell(cell, tmp_path) == trained and (trained / cells.RESULTS).is_file()
     assert cells.cached_cell(cell, tmp_path, with_checkpoints=True) is None  # another entry
+
+
+def test_a_second_builder_of_an_entry_waits_for_the_first_and_reads_its_build(tmp_path):
+    """Processes sharing one cache (queued experiments, clones on a cluster): while one builds
+    an entry the other waits on its lock, then reads it; the build runs once."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    started, release = ctx.Event(), ctx.Event()
+    first = ctx.Process(target=_slow_build, args=(tmp_path, started, release))
+    first.start()
+    assert started.wait(60)
+    builds = []
+
+    def build(folder):
+        builds.append(folder)
+        (folder / "x.txt").write_text("second")
+
+    import threading
+    result = {}
+    waiter = threading.Thread(target=lambda: result.setdefault("entry", cached(tmp_path, "c", {"k": 1}, build)))
+    waiter.start()
+    waiter.join(1.0)
+    assert waiter.is_alive()  # waiting on the first builder's lock, not building beside it
+    release.set()
+    first.join(60)
+    waiter.join(60)
+    assert first.exitcode == 0 and not builds
+    assert (result["entry"] / "x.txt").read_text() == "first"
+
+
+def _slow_build(scratch, started, release):
+    def build(folder):
+        started.set()
+        assert release.wait(60)
+        (folder / "x.txt").write_text("first")
+    cached(scratch, "c", {"k": 1}, build)
+
+
+def test_the_cache_lives_where_every_experiment_of_the_repository_finds_it(tmp_path):
+    """DVC runs a queued or --temp experiment in a copy under .dvc/tmp/exps/ and names the
+    repository that queued it in $DVC_ROOT: the stage's cache is that repository's. A setting
+    ($EMERGENCE_SCRATCH) moves it anywhere, relative to the repository."""
+    from emergence.pipeline.stage import scratch_dir
+
+    repo = tmp_path / "repo"
+    copy = repo / ".dvc" / "tmp" / "exps" / "tmp1234"
+    assert scratch_dir({}, repo) == (repo / "data" / ".scratch").resolve()
+    assert scratch_dir({"DVC_ROOT": str(repo)}, copy) == (repo / "data" / ".scratch").resolve()
+    assert scratch_dir({"DVC_ROOT": str(repo), "EMERGENCE_SCRATCH": "/shared/cells"}, copy) == Path("/shared/cells")
+    assert scratch_dir({"EMERGENCE_SCRATCH": "../cells"}, repo) == (tmp_path / "cells").resolve()
+
+
+def test_a_cache_that_cannot_be_written_stops_naming_the_setting(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    with pytest.raises(SystemExit, match="EMERGENCE_SCRATCH"):
+        cached(blocked / "scratch", "c", {"k": 1}, lambda folder: None)

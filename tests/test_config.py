@@ -190,7 +190,7 @@ def test_stages_reading_matches_sections_both_ways():
 
 def test_every_sparsity_row_is_its_own_stage_in_the_plan():
     keys = keys_by_stage(load_params())
-    rows = [name for name in keys if name.startswith("sweep_sparsity@")]
+    rows = [name for name in keys if name.startswith("sparsity@")]
     assert rows and all(f"sweeps.sparsity.grid.{name.split('@')[1]}" in keys[name] for name in rows)
 
 
@@ -201,13 +201,13 @@ def test_plan_names_the_stages_an_edit_reruns():
     edited = copy.deepcopy(params)
     edited["linear_map"]["analysis"]["plateau_threshold"] = 0.12
     listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
-    assert listed == {"linear_map_analyse", "sweep_sparsity_summary", "sweep_architecture_summary",
-                      "attention_bias_summary", "sweep_mixers_summary", "sweep_precision_summary"}
+    assert listed == {"linear_map_analyse", "sparsity_summary", "architecture_summary",
+                      "attention_bias_summary", "mixers_summary", "precision_summary"}
     edited = copy.deepcopy(params)
     edited["linear_map"]["train"]["lr"] = 0.002
     listed = set(re.findall(r"^  ([\w@-]+):", rerun_plan(params, edited), flags=re.M))
-    assert {"linear_map_train", "sweep_architecture", "attention_bias"} <= listed
-    assert any(name.startswith("sweep_sparsity@") for name in listed)  # each row, by DVC's name for it
+    assert {"linear_map_train", "architecture", "attention_bias"} <= listed
+    assert any(name.startswith("sparsity@") for name in listed)  # each row, by DVC's name for it
     assert "linear_map_analyse" not in listed and "lm_train" not in listed
 
 
@@ -235,3 +235,33 @@ def test_a_stage_time_counts_from_its_process_start(tmp_path):
     recorded = json.loads((tmp_path / "data" / "timings" / "validate_params.json").read_text())["seconds"]
     assert wall / 2 <= recorded <= wall  # the body alone: ~3% of the wall time
     assert stage_started() >= start  # pytest's own process started long before
+
+
+def test_an_edit_no_stage_reads_is_named_with_what_to_set_instead():
+    """`dvc exp run -S` may edit an overlay the active profile does not select, or a key of
+    params.yaml that the active overlay overrides: neither changes what a stage reads."""
+    from emergence.common.params import misdirected_edits
+
+    base = {"params.yaml": {"profile": "default", "linear_map": {"train": {"lr": 0.001, "steps": 3000}}},
+            "profiles/default.yaml": {}, "profiles/paper.yaml": {"linear_map": {"train": {"steps": 10000}}}}
+    assert misdirected_edits("default", base, base) == []
+    lr = {**base, "params.yaml": {"profile": "default", "linear_map": {"train": {"lr": 0.003, "steps": 3000}}}}
+    assert misdirected_edits("default", lr, base) == []  # params.yaml, read by the default profile
+    paper = {**base, "profiles/paper.yaml": {"linear_map": {"train": {"steps": 20000}}}}
+    [problem] = misdirected_edits("default", paper, base)
+    assert "profiles/paper.yaml changed (linear_map.train.steps)" in problem and "active profile is default" in problem
+    assert misdirected_edits("paper", paper, base) == []  # the active overlay: read
+    steps = {**base, "params.yaml": {"profile": "paper", "linear_map": {"train": {"lr": 0.001, "steps": 5000}}}}
+    before = {**base, "params.yaml": {"profile": "paper", "linear_map": {"train": {"lr": 0.001, "steps": 3000}}}}
+    [problem] = misdirected_edits("paper", steps, before)
+    assert problem.startswith("linear_map.train.steps changed in params.yaml") and "profiles/paper.yaml" in problem
+    switched = {**paper, "params.yaml": {**base["params.yaml"], "profile": "paper"}}
+    assert misdirected_edits("paper", switched, base) == []  # a profile switch with its overlay's edit
+
+
+def test_outside_an_experiment_or_git_the_edit_check_stays_silent(tmp_path):
+    from emergence.pipeline.config import refuse_misdirected_edits
+
+    (tmp_path / "params.yaml").write_text("profile: default\n")
+    refuse_misdirected_edits(tmp_path, env={})  # not an experiment
+    refuse_misdirected_edits(tmp_path, env={"DVC_EXP_NAME": "x"})  # no git history to compare with

@@ -27,13 +27,13 @@ def test_flops_grow_with_tokens_and_the_attention_with_the_square_of_the_length(
 def test_every_training_stage_is_planned_and_a_cell_counts_once(tmp_path):
     params = load_params(profile="smoke")
     planned = planned_cells(params)
-    assert {"linear_map_train", "sweep_sparsity", "sweep_mixers", "sweep_precision"} <= set(planned)
+    assert {"linear_map_train", "sparsity", "mixers", "precision"} <= set(planned)
     speed = dict.fromkeys(kinds_to_build(params, tmp_path), 2.0)
     table, seconds = plan_table(params, speed, scratch=tmp_path)   # empty cache: everything to build
     rows = table.set_index("stage")
     assert rows.loc["linear_map_train", "to build"] == 1
     # the precision check's float32 linear-map cell is linear_map_train's: built once, by the first stage
-    assert rows.loc["sweep_precision", "to build"] == rows.loc["sweep_precision", "cells"] - 1
+    assert rows.loc["precision", "to build"] == rows.loc["precision", "cells"] - 1
     assert rows.loc["lm_train", "to build"] == rows.loc["lm_train", "cells"] > 0
     # the build-time model's seconds, at twice its speed, for every cell to build (shared ones once)
     lm_seconds = sum(cost[-1] for cost in language_model_flops(params))
@@ -53,7 +53,7 @@ def test_builds_start_with_the_widest_automata_cell_as_measured():
     the one-head one 110 s (2 cores, 12 seeds, one-thread workers): the cost must order them so,
     and come within a third of each."""
     cost = {}
-    for c, _ in planned_cells(load_params(profile="default"))["sweep_ca_architecture"]:
+    for c, _ in planned_cells(load_params(profile="default"))["ca_architecture"]:
         model = c["cellular_automata"]["model"]
         cost[model["n_head"], model["n_layer"]] = cells.cell_build_seconds(c)
     assert cost[(8, 1)] > cost[(4, 2)] > cost[(1, 2)]
@@ -76,11 +76,11 @@ def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_ce
     mamba = next(k for k in kinds if k[1] == "mamba2")
     base = plan_table(params, ones, scratch=tmp_path)[0].set_index("stage")["device-hours"]
     doubled = plan_table(params, {**ones, mamba: 2.0}, scratch=tmp_path)[0].set_index("stage")["device-hours"]
-    mamba_seconds = sum(cells.cell_build_seconds(c) for c, _ in planned_cells(params)["sweep_mixers"]
+    mamba_seconds = sum(cells.cell_build_seconds(c) for c, _ in planned_cells(params)["mixers"]
                         if cell_kind(c) == mamba)
     assert mamba_seconds > 0
-    assert doubled["sweep_mixers"] - base["sweep_mixers"] == pytest.approx(mamba_seconds / 3600, abs=0.011)
-    assert (doubled.drop("sweep_mixers") == base.drop("sweep_mixers")).all()
+    assert doubled["mixers"] - base["mixers"] == pytest.approx(mamba_seconds / 3600, abs=0.011)
+    assert (doubled.drop("mixers") == base.drop("mixers")).all()
 
 
 def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(monkeypatch):
@@ -217,50 +217,29 @@ def test_the_plan_covers_the_stages_dvc_would_run(tmp_path):
 
     params = load_params(profile="smoke")
     every = [stage for stage, _ in cost.stage_entries(params, tmp_path)]
-    assert [s for s, _ in cost.stage_entries(params, tmp_path, {"sweep_sparsity@S08", "lm_probe"})] == ["sweep_sparsity"]
-    table = cost.plan_table(params, None, tmp_path, {"sweep_precision", "linear_map_train", "report_render"})[0]
-    assert table["stage"].tolist() == ["linear_map_train", "sweep_precision"]
+    assert [s for s, _ in cost.stage_entries(params, tmp_path, {"sparsity@S08", "lm_probe"})] == ["sparsity"]
+    table = cost.plan_table(params, None, tmp_path, {"precision", "linear_map_train", "report_render"})[0]
+    assert table["stage"].tolist() == ["linear_map_train", "precision"]
     assert cost.stage_entries(params, tmp_path, None)[-1][0] == "lm_train" and len(every) == 9
     assert cost.stages_to_run(params, tmp_path) is None
 
 
-# a pipeline by hand: params -> data -> train -> summary -> report, and a second summary of the same training
-AFTER = {"validate_params": {"data", "train", "summary", "other_summary", "report"}, "data": {"train"},
-         "train": {"summary", "other_summary"}, "summary": {"report"}, "other_summary": {"report"}, "report": set()}
+# a pipeline by hand: data -> train -> summary -> report, and a second summary of the same training
+AFTER = {"validate_params": set(), "data": {"train"}, "train": {"summary", "other_summary"},
+         "summary": {"report"}, "other_summary": {"report"}, "report": set()}
 
 
 def test_a_params_edit_runs_the_stages_reading_its_keys_and_those_after_them_not_every_stage():
-    """After a params edit DVC lists validate_params alone, and every stage reads the file it
-    writes; only the stages whose keys changed rerun, so an analysis threshold trains nothing
-    (a clone that pulled its results, its cell cache empty, would otherwise retrain every cell)."""
+    """Each stage declares its keys of params.yaml, so `dvc status` lists the stages whose keys
+    changed and the plan adds those after them: an analysis threshold trains nothing (a clone
+    that pulled its results, its cell cache empty, would otherwise retrain every cell)."""
     from emergence.pipeline.cost import stages_after
 
-    assert stages_after({"validate_params"}, AFTER, {"summary"}) == {"validate_params", "summary", "report"}
-    assert stages_after({"validate_params"}, AFTER, set()) == {"validate_params"}  # a comment, or a value set back
-    assert stages_after({"validate_params"}, AFTER, {"data"}) == set(AFTER)  # a task key: everything after it
-    assert stages_after({"validate_params"}, AFTER, None) == set(AFTER)  # no params file written yet
-    # a stage's own change (its code, a file dep) runs it and every stage after it, whatever the keys say
-    assert stages_after({"train"}, AFTER, set()) == {"train", "summary", "other_summary", "report"}
-    assert stages_after({"validate_params", "other_summary"}, AFTER, {"summary"}) == {
-        "validate_params", "summary", "other_summary", "report"}
-    # a stage whose last run read other values than the params file holds runs, whatever validate_params does
-    assert stages_after(set(), AFTER, {"summary"}) == {"summary", "report"}
-
-
-def test_a_stage_that_only_reads_other_keys_of_the_params_file_waits_for_its_keys_to_be_judged():
-    """`dvc status` compares a stage's keys with the params file as it is; validate_params is about
-    to rewrite it, so such a change is judged by the keys' values to come, anything else stands."""
-    from emergence.pipeline.cost import changed_beyond_params, file_values
-
-    params = "data/params.json"
-    assert not changed_beyond_params([{"changed deps": {params: {"linear_map.task": "modified"}}}], params)
-    assert changed_beyond_params([{"changed deps": {params: {"x": "modified"}, "emergence/core/train.py": "modified"}}],
-                                 params)
-    assert changed_beyond_params([{"changed outs": {"data/linear_map/train.nc": "deleted"}}], params)
-    assert changed_beyond_params(["changed command"], params)
-    written = {"linear_map": {"task": {"state_size": 16}}, "sweeps": {"sparsity": {"grid": {"S08": [1, 2]}}}}
-    assert file_values(["linear_map.task", "sweeps.sparsity.grid.S08", "sweeps.sparsity.grid.S99", "profile"],
-                       written) == {"linear_map.task": {"state_size": 16}, "sweeps.sparsity.grid.S08": [1, 2]}
+    assert stages_after({"validate_params", "summary"}, AFTER) == {"validate_params", "summary", "report"}
+    assert stages_after({"validate_params"}, AFTER) == {"validate_params"}  # a comment, or an inactive overlay
+    assert stages_after({"data"}, AFTER) == set(AFTER) - {"validate_params"}  # a task key: everything after it
+    assert stages_after({"train"}, AFTER) == {"train", "summary", "other_summary", "report"}
+    assert stages_after(set(), AFTER) == set()
 
 
 def test_with_no_training_stage_to_run_the_plan_says_so(tmp_path, monkeypatch, capsys):

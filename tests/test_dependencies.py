@@ -121,19 +121,21 @@ def test_comments_docstrings_and_layout_of_the_trainer_keep_every_cell_key(packa
     assert all(a != b for a, b in zip(before, _keys(package_copy, params)))
 
 
-def test_stages_read_the_effective_params_not_the_profile_files():
-    """Validation merges the active overlay into params.yaml and writes the result; every other
-    stage declares its keys from that file, so an overlay edit reruns only the stages whose
-    values it changes. The files themselves are deps only where a stage reads them as files:
-    validation, and the renderer, whose appendix prints them."""
+def test_stages_declare_their_keys_of_params_yaml_and_the_active_overlay():
+    """Every stage declares the keys of params.yaml it reads (DVC's own `params diff` and `exp
+    show` list each key once, from the file the user edits) and the active overlay as a file:
+    an edit to params.yaml reruns the stages whose keys changed, one to the overlay every stage.
+    Validation depends on every overlay, so that an edit to one the profile does not select is
+    seen (and refused in an experiment)."""
     dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
     for name, body in dvc["stages"].items():
         body = body.get("do", body)
-        assert "profiles" not in body["deps"], name
-        assert ("profiles/${profile}.yaml" in body["deps"]) == (name in {"validate_params", "report_render"}), name
-        if name != "validate_params":
-            files = [file for entry in body["params"] if isinstance(entry, dict) for file in entry]
-            assert files == ["${paths.params}"] and declared_params(name), name
+        assert not [e for e in body.get("params", []) if not isinstance(e, str)], name  # params.yaml's keys alone
+        if name == "validate_params":
+            assert {"params.yaml", "profiles"} <= set(body["deps"]) and body["params"] == ["profile"]
+            continue
+        assert body["deps"].count("profiles/${profile}.yaml") == 1 and "params.yaml" not in body["deps"], name
+        assert declared_params(name) and "profile" in declared_params(name), name
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]  # `- path: {options}`
         assert not any(o.startswith("data/timings") for o in outs), name
 
@@ -147,7 +149,7 @@ def test_only_validation_depends_on_every_schema():
     for name, files in expected.items():
         if name != "validate_params":
             assert "emergence/pipeline/config.py" not in files, name
-    for name in ("linear_map_train", "sweep_sparsity", "sweep_ca_state_size", "sweep_architecture"):
+    for name in ("linear_map_train", "sparsity", "ca_state_size", "architecture"):
         assert not {"emergence/runs/language_model.py", "emergence/core/tasks/corpus.py",
                     "emergence/claims/verdicts.py", "emergence/analysis/patching.py"} & set(expected[name]), name
 
@@ -183,9 +185,9 @@ def test_cells_meant_to_be_shared_train_once():
         return config_hash(cells.cell_key(c))
 
     by_name = lambda files, name: next(c for f in files if f.name == name for c in f.cells)  # noqa: E731
-    state = by_name(ca_files(stage_params("sweep_ca_state_size")), "S0008")  # its c = 0 cell comes first
-    automata = by_name(architecture_files(stage_params("sweep_ca_architecture"), "ca_architecture"), "H4_dh16_L2")
-    mixer = dict(mixer_cells(stage_params("sweep_mixers")))
+    state = by_name(ca_files(stage_params("ca_state_size")), "S0008")  # its c = 0 cell comes first
+    automata = by_name(architecture_files(stage_params("ca_architecture"), "ca_architecture"), "H4_dh16_L2")
+    mixer = dict(mixer_cells(stage_params("mixers")))
     transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
     assert state["cellular_automata"]["bias"]["strength"] == 0.0
     seeds = state["cellular_automata"]["train"]["n_seeds"]
@@ -194,14 +196,14 @@ def test_cells_meant_to_be_shared_train_once():
     assert key(transformer) == key(automata)
     # the sweep's own `examples`, not the task section's: per cell on the automata (the mirage
     # chapter's resolution test reads units), the whole answer on the linear-map sweeps
-    assert state["cellular_automata"]["train"]["examples"] == stage_params("sweep_ca_state_size")["sweeps"][
+    assert state["cellular_automata"]["train"]["examples"] == stage_params("ca_state_size")["sweeps"][
         "ca_state_size"]["examples"]
-    grid = stage_params("sweep_sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
-    sparsity = next(c for c in row_file(stage_params("sweep_sparsity", key="S08"), "S08", grid).cells
+    grid = stage_params("sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
+    sparsity = next(c for c in row_file(stage_params("sparsity", key="S08"), "S08", grid).cells
                     if c["linear_map"]["task"]["sparsity"] == 2)
-    linear = by_name(architecture_files(stage_params("sweep_architecture")), "H8_dh8_L1")
+    linear = by_name(architecture_files(stage_params("architecture")), "H8_dh8_L1")
     assert key(sparsity) == key(linear, sparsity["linear_map"]["train"]["n_seeds"])
-    assert sparsity["linear_map"]["train"]["examples"] == stage_params("sweep_sparsity", key="S08")["sweeps"][
+    assert sparsity["linear_map"]["train"]["examples"] == stage_params("sparsity", key="S08")["sweeps"][
         "sparsity"]["examples"]
 
 

@@ -5,7 +5,7 @@ import pytest
 from emergence.common.params import architecture_seeds
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import architecture as architecture_sweep, ca_state_size as ca_state_size_sweep, mixers as mc, sparsity as sparsity_sweep
-from stages.sweep_mixers_summary import summarize
+from stages.mixers_summary import summarize
 
 
 def test_transformer_cells_are_the_other_sweeps_cells():

@@ -106,7 +106,7 @@ def test_the_prebuild_ran_first_and_the_stages_took_what_it_built(smoke_built):
     prebuild = timings["prebuild"]
     if prebuild["workers"] >= 2:
         assert prebuild["cells_built"] >= 20
-        assert {name for name, t in timings.items() if t.get("cells_built") and name != "prebuild"} == {"sweep_precision"}
+        assert {name for name, t in timings.items() if t.get("cells_built") and name != "prebuild"} == {"precision"}
     else:
         from emergence.pipeline.config import load_params
         from emergence.runs.language_model import variants

@@ -19,9 +19,9 @@ def test_noop_and_report_only_change(smoke_repo):
     assert "up to date" in sh(["dvc", "status"], smoke_repo).stdout
     params, written = smoke_repo / "params.yaml", (smoke_repo / "data" / "params.json").read_bytes()
     original = edit(params, "max_figure_seeds: 16", "max_figure_seeds: 15")
-    try:  # validation rewrites the effective params, where the notebooks read it (the renderer's
-        # appendix prints params.yaml itself); no other stage declares the key
-        assert changed(smoke_repo) == {"validate_params", "report_render"}
+    try:  # the notebooks declare the key, the renderer's appendix prints params.yaml itself and
+        # validation reads it; no other stage declares the key
+        assert changed(smoke_repo) == {"validate_params", "report_notebooks", "report_render"}
         log = sh(["dvc", "repro", "validate_params"], smoke_repo).stdout
         assert re.search(r"^  report_notebooks: report\.max_figure_seeds$", log, flags=re.M), log  # its plan
         assert changed(smoke_repo) == {"report_notebooks", "report_render"}
@@ -51,10 +51,11 @@ def test_lock_holds_no_timings_and_an_inactive_overlay_or_the_renderer_changes_l
     before = changed(smoke_repo)  # whatever earlier tests left changed
     paper = smoke_repo / "profiles" / "paper.yaml"
     original = edit(paper, "linear_map:", "linear_map:  # an edit to a profile that is not active")
-    try:  # no training stage: the scorecard (the paper profile's seed counts) and the entry page
-        # (its scale beside this run's) read it
+    try:  # no training stage: validation (which refuses it in an experiment), the scorecard (the
+        # paper profile's seed counts) and the entry page (its scale beside this run's) read it
         now = changed(smoke_repo)
-        assert now - before == {"claims_scorecard", "report_render"} - before and "claims_scorecard" in now
+        assert now - before == {"validate_params", "claims_scorecard", "report_render"} - before
+        assert "claims_scorecard" in now
     finally:
         paper.write_text(original)
     render = smoke_repo / "emergence" / "report" / "render.py"
@@ -91,7 +92,7 @@ def test_a_profile_that_compares_no_precision_trains_none_and_its_chapter_says_s
     try:
         sh(["dvc", "repro", "report_notebooks"], smoke_repo)
         assert not any((smoke_repo / "data" / "sweeps" / "precision").iterdir())
-        timing = json.loads((smoke_repo / "data" / "timings" / "sweep_precision.json").read_text())
+        timing = json.loads((smoke_repo / "data" / "timings" / "precision.json").read_text())
         assert timing["cells_built"] == timing["cells_reused"] == 0
         with xr.open_dataset(smoke_repo / "data" / "sweeps" / "precision_summary.nc") as summary:
             assert summary.sizes["task"] == 0

@@ -43,8 +43,8 @@ def test_the_prebuild_asks_for_every_stages_cells_but_those_bound_to_their_stage
 
 def test_the_prebuild_asks_only_for_the_stages_dvc_will_run(tmp_path):
     params = load_params(profile="smoke")
-    only = _entries(pooled_requests(params, tmp_path, {"sweep_sparsity@S08", "report_render"}), tmp_path)
-    sparsity = dict(stage_entries(params, tmp_path, {"sweep_sparsity@S08"}))["sweep_sparsity"]
+    only = _entries(pooled_requests(params, tmp_path, {"sparsity@S08", "report_render"}), tmp_path)
+    sparsity = dict(stage_entries(params, tmp_path, {"sparsity@S08"}))["sparsity"]
     assert only == set(sparsity) and only
     assert pooled_requests(params, tmp_path, set()) == []
 
@@ -82,7 +82,7 @@ def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path)
         write_netcdf(run_row(params, "S08", params["sweeps"]["sparsity"]["grid"]["S08"], scratch), folder / "row.nc")
         return folder / "row.nc"
 
-    out = _pooled_and_alone(tmp_path, load_params(profile="smoke"), "sweep_sparsity@S08", write)
+    out = _pooled_and_alone(tmp_path, load_params(profile="smoke"), "sparsity@S08", write)
     assert out["pooled"][1] == 0 and out["alone"][1] > 0 and out["pooled"][0] == out["alone"][0]
 
 
@@ -97,7 +97,7 @@ def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp
 
     params = load_params(profile="smoke")
     params["sweeps"]["precision"]["tasks"] = ["linear_map"]
-    out = _pooled_and_alone(tmp_path, params, "sweep_precision", write)
+    out = _pooled_and_alone(tmp_path, params, "precision", write)
     assert out["pooled"][1] == 0 and out["alone"][1] == 2 and out["pooled"][0] == out["alone"][0]
 
 
@@ -121,7 +121,7 @@ def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes
         scratch = tmp_path / name / "scratch"
         del build_log.LOOKUPS[:], build_log.POOLS[:]
         if name == "pooled":
-            prebuild(pool, scratch, {"sweep_precision"})
+            prebuild(pool, scratch, {"precision"})
             assert build_log.POOLS and build_log.POOLS[0]["workers"] == 4          # four groups at once
             assert sorted(build_log.PIECES.values()) == [2, 2]
             del build_log.LOOKUPS[:]

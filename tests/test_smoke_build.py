@@ -25,7 +25,7 @@ def test_a_failed_build_is_reported_with_its_log_and_a_missing_one_times_out(tmp
     (folder / "claimed").touch()
     with pytest.raises(TimeoutError):
         smoke_build.wait(folder, timeout_s=0.5)
-    (folder / "build.log").write_text("stage sweep_mixers failed: boom")
+    (folder / "build.log").write_text("stage mixers failed: boom")
     (folder / "rc").write_text("1")
     with pytest.raises(AssertionError, match="boom"):
         smoke_build.wait(folder)

@@ -4,7 +4,7 @@ from emergence.common.params import sparsities_on
 from emergence.core import train
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import sparsity as sweep
-from stages.sweep_sparsity_summary import summarize
+from stages.sparsity_summary import summarize
 
 
 @pytest.fixture

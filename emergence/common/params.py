@@ -114,3 +114,27 @@ def set_profile(name: str, root: Path | str = REPO_ROOT) -> None:
         tmp = path.with_suffix(".yaml.tmp")
         tmp.write_text(text)
         tmp.replace(path)
+
+
+def misdirected_edits(active: str, now: dict[str, dict], before: dict[str, dict]) -> list[str]:
+    """Edits no stage will read, as `dvc exp run -S` can make them: `now` and `before` map
+    params.yaml and each profiles/<name>.yaml to their trees (an absent file: {}). An overlay
+    of a profile other than `active` is read by no stage; a key of params.yaml that the active
+    overlay sets is overridden by it. Returns one sentence per edit, naming what to set instead."""
+    problems = []
+    for name in PROFILES:
+        path = f"profiles/{name}.yaml"
+        if name != active and now.get(path, {}) != before.get(path, {}):
+            keys = sorted(k for k in flatten(now.get(path, {})).keys() | flatten(before.get(path, {})).keys()
+                          if flatten(now.get(path, {})).get(k) != flatten(before.get(path, {})).get(k))
+            problems.append(f"{path} changed ({', '.join(keys) or 'its layout'}), but the active profile is "
+                            f"{active} (params.yaml `profile`), so no stage reads it: set the key in params.yaml, "
+                            f"or select that profile too (-S profile={name})")
+    overlay = flatten(now.get(f"profiles/{active}.yaml", {}))
+    old, new = flatten(before.get("params.yaml", {})), flatten(now.get("params.yaml", {}))
+    for key in sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k) and k != "profile"):
+        hidden = [o for o in overlay if o == key or o.startswith(key + ".") or key.startswith(o + ".")]
+        if hidden:
+            problems.append(f"{key} changed in params.yaml, but the active profile's overlay profiles/{active}.yaml "
+                            f"sets {', '.join(hidden)}, which wins: set it there (-S profiles/{active}.yaml:{key}=...)")
+    return problems

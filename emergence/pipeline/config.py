@@ -6,21 +6,27 @@ section's dataclass lives beside the code that reads it (TrainArgs in train.py, 
 tasks' TaskArgs in their experiment modules, each sweep's args in its module, ...); `Params`
 below only composes them and states the rules that tie sections together. A bad value, an
 unknown key or a missing one raises ConfigError naming the dotted key and what is allowed
-(emergence/common/schema.py). The pipeline's first stage (`check PATH`) writes the validated,
-merged params to data/params.json, the file every other stage reads and declares its keys
-from (emergence/pipeline/stage.py), so nothing is computed or written before validation.
+(emergence/common/schema.py). The stage validate_params (`check PATH`) writes the validated,
+merged params to data/params.json (the report's record of them); every other stage validates
+them itself where that file is out of date (emergence/pipeline/stage.py), so nothing is
+computed or written before validation. In a DVC experiment, an edit that no stage would read
+(an inactive profile's overlay, a key the active overlay overrides) stops it here.
 """
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import yaml
+
 from emergence.analysis.events import AnalysisArgs
 from emergence.common.io import write_json
-from emergence.common.params import PROFILES, REPO_ROOT, merged_params, set_profile
+from emergence.common.params import PROFILES, REPO_ROOT, merged_params, misdirected_edits, set_profile
 from emergence.common.schema import ConfigError, load, number
 from emergence.core.model import ModelArgs
 from emergence.core.tasks import cellular_automata, linear_map
@@ -167,6 +173,28 @@ def validate(params: dict) -> dict:
     return params
 
 
+def refuse_misdirected_edits(root: Path = REPO_ROOT, env: dict | None = None) -> None:
+    """In a DVC experiment (`dvc exp run`, which names it in $DVC_EXP_NAME), stop on an edit no
+    stage would read (`misdirected_edits`, against the experiment's baseline commit), naming
+    the key to set instead; outside one, or without git, nothing."""
+    env = os.environ if env is None else env
+    if not env.get("DVC_EXP_NAME"):
+        return
+    baseline = env.get("DVC_EXP_BASELINE_REV") or "HEAD"
+    files = ["params.yaml"] + [f"profiles/{name}.yaml" for name in PROFILES]
+    now, before = {}, {}
+    for rel in files:
+        path = Path(root, rel)
+        now[rel] = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+        shown = subprocess.run(["git", "show", f"{baseline}:{rel}"], cwd=root, capture_output=True, text=True)
+        if shown.returncode != 0 and rel == "params.yaml":
+            return  # no git history to compare with
+        before[rel] = (yaml.safe_load(shown.stdout) or {}) if shown.returncode == 0 else {}
+    problems = misdirected_edits(now["params.yaml"].get("profile", "default"), now, before)
+    if problems:
+        raise ConfigError("this experiment's edits would change nothing a stage reads:\n  " + "\n  ".join(problems))
+
+
 def load_params(root: Path | str = REPO_ROOT, profile: str | None = None) -> dict:
     """params.yaml deep-merged with profiles/<profile>.yaml, validated.
 
@@ -181,6 +209,7 @@ if __name__ == "__main__":  # python -m emergence.pipeline.config [check [PATH] 
             load_params()
         elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
             start = stage_started()
+            refuse_misdirected_edits()
             params = load_params()
             print(f"params ok (profile {params['profile']})")
             if len(sys.argv) == 3:  # as the validate_params stage

@@ -35,7 +35,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -47,7 +46,7 @@ from emergence.common.params import PROFILES, REPO_ROOT, merged_params
 from emergence.common.provenance import cpu_model
 from emergence.core.train import resolve_device, schedules
 from emergence.pipeline.config import load_params, validate
-from emergence.pipeline.stage import SCRATCH, pipeline_paths
+from emergence.pipeline.stage import SCRATCH
 from emergence.runs import cells, language_model as lm
 from emergence.runs.cache import (Request, bound_to_process, build_plan, entry_of, handout, handout_seconds,
                                   on_slurm, splits)
@@ -68,13 +67,13 @@ def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
     grid = params["sweeps"]["sparsity"]["grid"]
     return {
         "linear_map_train": [({"profile": params["profile"], "linear_map": params["linear_map"]}, True)],
-        "sweep_sparsity": [(c, False) for name, row in grid.items() for c in row_file(params, name, row).cells],
-        "sweep_architecture": [(c, False) for f in architecture_files(params) for c in f.cells],
+        "sparsity": [(c, False) for name, row in grid.items() for c in row_file(params, name, row).cells],
+        "architecture": [(c, False) for f in architecture_files(params) for c in f.cells],
         "attention_bias": [(attention_bias.run_config(params, s), False) for s in attention_bias.strengths(params)],
-        "sweep_ca_state_size": [(c, False) for f in automata_files(params) for c in f.cells],
-        "sweep_ca_architecture": [(c, False) for f in architecture_files(params, "ca_architecture") for c in f.cells],
-        "sweep_mixers": [(c, False) for _, c in mixers.cells(params)],
-        "sweep_precision": [(c, f.checkpoints) for f in precision_files(params) for c in f.cells],
+        "ca_state_size": [(c, False) for f in automata_files(params) for c in f.cells],
+        "ca_architecture": [(c, False) for f in architecture_files(params, "ca_architecture") for c in f.cells],
+        "mixers": [(c, False) for _, c in mixers.cells(params)],
+        "precision": [(c, f.checkpoints) for f in precision_files(params) for c in f.cells],
     }
 
 
@@ -265,22 +264,14 @@ def planned_factors(params: dict, kinds: set[tuple], seconds: float, record: Pat
 
 def runs(stage: str, running: set[str] | None) -> bool:
     """Whether training stage `stage` is among the DVC stages `running` (a foreach stage's rows,
-    `sweep_sparsity@S08`, are that stage's); None: every stage runs."""
+    `sparsity@S08`, are that stage's); None: every stage runs."""
     return running is None or any(name == stage or name.startswith(stage + "@") for name in running)
 
 
-VALIDATE_STAGE = "validate_params"  # writes the effective params file every other stage reads its keys from
-MISSING = object()
-
-
-def stages_after(changed: set[str], downstream: dict[str, set[str]], key_readers: set[str] | None) -> set[str]:
+def stages_after(changed: set[str], downstream: dict[str, set[str]]) -> set[str]:
     """The stages `dvc repro` runs: each one `changed` lists and every stage after one
-    (`downstream`: stage -> the stages reading one of its outputs), whose inputs it may rewrite.
-    validate_params's one output, the params file, reaches only `key_readers`: the stages whose
-    declared keys will have other values than their last run's (an analysis threshold reaches the
-    analyses alone and trains nothing). `key_readers` None: unknown, every stage after it runs."""
-    start = set(changed) | (key_readers or set())
-    found, todo = set(start), [stage for stage in start if not (key_readers is not None and stage == VALIDATE_STAGE)]
+    (`downstream`: stage -> the stages reading one of its outputs), whose inputs it may rewrite."""
+    found, todo = set(changed), list(changed)
     while todo:
         for after in downstream.get(todo.pop(), ()):
             if after not in found:
@@ -289,83 +280,40 @@ def stages_after(changed: set[str], downstream: dict[str, set[str]], key_readers
     return found
 
 
-def changed_beyond_params(reasons: list, params_file: str) -> bool:
-    """Whether a stage's `dvc status` entry names anything but its keys of the params file (its
-    code, a data dep, an output, its command): those keys DVC compares with the file as it is,
-    which validate_params is about to rewrite, so they are judged by `key_readers` instead."""
-    for reason in reasons:
-        if not isinstance(reason, dict):  # "changed command", "always changed"
-            return True
-        for kind, items in reason.items():
-            if kind != "changed deps" or any(path != params_file for path in items):
-                return True
-    return False
-
-
-def dotted_value(tree: dict, key: str) -> object:
-    """The value at a dotted key (`linear_map.task`, `sweeps.sparsity.grid.S08`), MISSING if none."""
-    for part in key.split("."):
-        if not isinstance(tree, dict) or part not in tree:
-            return MISSING
-        tree = tree[part]
-    return tree
-
-
-def file_values(keys: list[str], written: dict) -> dict:
-    """A stage's declared keys with their values in the params file (as DVC records them)."""
-    return {key: value for key in keys for value in [dotted_value(written, key)] if value is not MISSING}
-
-
-def as_written(params: dict) -> dict:
-    """The params file as validate_params writes it, read back as DVC reads it."""
-    with tempfile.TemporaryDirectory() as folder:
-        write_json(params, Path(folder) / "params.json")
-        return json.loads((Path(folder) / "params.json").read_text())
-
-
 def stages_to_run(params: dict, root: Path = REPO_ROOT) -> set[str] | None:
-    """The stages `dvc repro` would run with `params` (validated, the active profile's), by
-    `stages_after`: what `dvc status` finds changed, the stages whose keys in the params file will
-    differ from their last run's (DVC's lock), every stage after those, less the training stages
-    (and the stages they read) it will check out of DVC's run cache instead
-    (`run_cache_restores`). None where DVC cannot tell (no DVC repository, or DVC not installed:
-    a GPU machine given the working tree alone can still price the plan)."""
+    """The stages `dvc repro` would run with `params` (validated, the active profile's): what
+    `dvc status` finds changed (their code, data, the keys of params.yaml they declare, the
+    active overlay) and every stage after those (`stages_after`), less the training stages (and
+    the stages they read) it will check out of DVC's run cache instead (`run_cache_restores`).
+    None where DVC cannot tell (no DVC repository, or DVC not installed: a GPU machine given the
+    working tree alone can still price the plan)."""
     try:
-        from dvc.dependency import ParamsDependency
         from dvc.exceptions import DvcException
         from dvc.repo import Repo
     except ImportError:
         return None
     try:
         with Repo(str(root)) as repo:
-            params_file, written = pipeline_paths(root)["params"], as_written(params)
-            changed = {name for name, reasons in repo.status().items()
-                       if changed_beyond_params(reasons, params_file)}
+            changed = set(repo.status())
             graph = repo.index.graph  # edges point from a stage to the stages it depends on
             downstream = {stage.addressing: {after.addressing for after in graph.predecessors(stage)}
                           for stage in graph.nodes}
-            readers = {stage.addressing for stage in graph.nodes for dep in stage.deps
-                       if isinstance(dep, ParamsDependency) and dep.def_path == params_file
-                       and (dep.hash_info.value if dep.hash_info else None) != file_values(dep.params, written)}
-            running = stages_after(changed, downstream, readers)
-            return running - run_cache_restores(repo, running, set(planned_cells(params)) | {"lm_train"},
-                                                params_file, written)
+            running = stages_after(changed, downstream)
+            return running - run_cache_restores(repo, running, set(planned_cells(params)) | {"lm_train"})
     except DvcException:
         return None
 
 
-def run_cache_restores(repo, running: set[str], training: set[str], params_file: str, written: dict) -> set[str]:
+def run_cache_restores(repo, running: set[str], training: set[str]) -> set[str]:
     """The training stages among `running` (and the stages they read) whose outputs `dvc repro`
     will check out of DVC's run cache rather than run them: the same command, deps and params
     ran before with this cache (a profile switched back, a value set back, a revision checked out
     without `dvc checkout`, another clone sharing a cluster's cache), so the cells the cell cache
     lacks would be trained for nothing. Judged upstream first, each stage from its deps as they
-    will be when it runs: the files as they are, its keys of the params file as validate_params
-    will write it (`written`), or an upstream stage's outputs as its run cache holds them (the
-    linear-map run after its task file). A stage after another that will really run cannot be
+    will be when it runs: the files and params.yaml's keys as they are, or an upstream stage's
+    outputs as its run cache holds them (the linear-map run after its task file). A stage after another that will really run cannot be
     judged here and counts as running."""
     import networkx as nx
-    from dvc.dependency import ParamsDependency
     from dvc.exceptions import DvcException
     from dvc.stage.cache import _can_hash
 
@@ -378,8 +326,7 @@ def run_cache_restores(repo, running: set[str], training: set[str], params_file:
         name = stage.addressing
         if stage not in wanted or name not in running:
             continue
-        if any(up.addressing in running and up.addressing not in restores | {VALIDATE_STAGE}
-               for up in graph.successors(stage)):
+        if any(up.addressing in running and up.addressing not in restores for up in graph.successors(stage)):
             continue
         try:  # DVC's own lookup (StageCache.restore's, without the checkout), on the deps as they will be
             for dep in stage.deps:
@@ -388,8 +335,6 @@ def run_cache_restores(repo, running: set[str], training: set[str], params_file:
                     # _can_hash asks the dep for its hash by reading the file, which a clone lacks
                     # until `dvc repro` checks out the upstream run: the hash it will then have
                     dep.get_hash = lambda known=dep.hash_info: known
-                elif isinstance(dep, ParamsDependency) and dep.def_path == params_file:
-                    dep.fill_values(file_values(dep.params, written))
                 else:
                     dep.save()
             cache = repo.stage_cache._load(stage) if _can_hash(stage) else None

@@ -3,13 +3,14 @@
     with stage_run("linear_map_train") as params:
         ...  # params holds only the keys dvc.yaml declares for this stage
 
-The first stage, validate_params, validates the whole file with the selected profile merged
-and writes the result to data/params.json; every other stage declares in dvc.yaml the keys
-it reads from that file and gets those alone, so DVC reruns it exactly when one of their
-values changes, and a bad value stops `dvc repro` before any compute. The schema is imported
-by name, only where validation has to run here (a stage run by hand after an edit): it
-decides whether a stage runs, never what it computes, so it stays out of the stage's import
-closure (its DVC deps). The stage's wall time, from its process's start (and what its cached cells cost to build, with
+Every stage declares in dvc.yaml the keys of params.yaml it reads and gets their effective
+values alone (params.yaml with the selected profile's overlay merged in), so DVC reruns it
+exactly when one of them changes. Validation comes first in every stage: validate_params
+checks the whole file and writes the result to data/params.json, and a stage that finds that
+file out of date (DVC may run it first, or it runs by hand after an edit) validates the merge
+itself, so a bad value stops it before any compute with the key named. The schema is imported
+by name, only where validation has to run here: it decides whether a stage runs, never what it
+computes, so it stays out of the stage's import closure (its DVC deps). The stage's wall time, from its process's start (and what its cached cells cost to build, with
 the workers that built them: the stage's cold cost; data/SCHEMA.md lists the fields) goes to
 data/timings/<stage>.json, which no stage declares: a rerun that reproduces the results
 leaves dvc.lock unchanged (the entry page reads the timings).
@@ -36,7 +37,23 @@ from emergence.runs.allocator import keep_freed_memory
 
 TIMINGS_DIR = Path("data/timings")
 PREBUILD = "prebuild"  # `make report`'s build of every stage's cells before `dvc repro` (emergence/pipeline/prebuild.py)
-SCRATCH = Path("data/.scratch")  # resume snapshots and the cell cache (not a DVC output)
+SCRATCH_ENV = "EMERGENCE_SCRATCH"  # the cell cache's runs/cache.py names it in its errors
+
+
+def scratch_dir(env: dict | None = None, root: Path = REPO_ROOT) -> Path:
+    """Where the cell cache and the resume snapshots live (not a DVC output): $EMERGENCE_SCRATCH
+    where set (relative to the repository), else data/.scratch of the repository DVC runs the
+    stage for. DVC names it in $DVC_ROOT, and for a queued or `--temp` experiment, which runs in
+    a copy under .dvc/tmp/exps/, that is the repository that queued it: every experiment of one
+    repository reads and writes the one cell cache, and trains only the cells its change touches.
+    Clones that share a cache (a cluster's file system) set $EMERGENCE_SCRATCH to one folder."""
+    env = os.environ if env is None else env
+    if env.get(SCRATCH_ENV):
+        return Path(root, env[SCRATCH_ENV]).resolve()
+    return Path(env.get("DVC_ROOT") or root).resolve() / "data" / ".scratch"
+
+
+SCRATCH = scratch_dir()  # the cell cache and resume snapshots of every stage this process runs
 
 
 def read_pipeline(root: Path = REPO_ROOT) -> dict:
@@ -55,15 +72,14 @@ def pipeline_paths(root: Path = REPO_ROOT) -> dict[str, str]:
 
 def _declared(definition: dict, key: str | None = None) -> list[str]:
     entries = definition.get("do", definition).get("params", [])  # foreach stages keep theirs under `do`
-    keys = [name for entry in entries if isinstance(entry, dict)
-            for file, names in entry.items() if file == "${paths.params}" for name in names]
+    keys = [entry for entry in entries if isinstance(entry, str)]  # keys of params.yaml
     if key is not None:  # a foreach stage's entries name its item as ${key}
         keys = [k.replace("${key}", key) for k in keys]
     return keys
 
 
 def declared_params(stage: str, root: Path = REPO_ROOT, key: str | None = None) -> list[str]:
-    """The keys `stage` declares from the effective params file (dvc.yaml's `${paths.params}`)."""
+    """The keys of params.yaml `stage` declares in dvc.yaml (it reads their effective values)."""
     dvc = read_pipeline(root)
     try:
         return _declared(dvc["stages"][stage], key)
@@ -106,9 +122,9 @@ def stages_reading(keys: list[str], declared: dict[str, list[str]]) -> dict[str,
 
 
 def rerun_plan(written: dict | None, params: dict, root: Path = REPO_ROOT) -> str:
-    """What an edit reruns, read before DVC can see it: `dvc status` compares a stage's keys
-    with the params file validation writes, so until validate_params has run it lists only that
-    stage (and those that read params.yaml as a file)."""
+    """Which stages read the effective keys that changed since validation last wrote them: what
+    `dvc status` says of a params.yaml edit, and on a profile with an overlay the stages whose
+    values an overlay edit really changed (DVC reruns every stage for one, a file dep of each)."""
     if written is None:
         return "no effective params written yet: every stage runs"
     keys = changed_keys(written, params)

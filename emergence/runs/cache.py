@@ -8,15 +8,23 @@ entry is built in a temporary folder and moved into place only when complete.
 Each entry also records how long it took to build (`build.json`), and every lookup in this
 process is tallied (emergence/runs/build_log.py), so a stage can say what it cost cold even when
 every cell came from the cache: the entry page's time table reads that.
+
+Several processes may share one cache (the executor's workers, queued DVC experiments, clones
+on a cluster's file system): a builder holds the entry's lock (`cells/.locks/`, an advisory
+flock), so a second builder of the same entry waits and then reads the first one's, and a
+reader only ever sees whole entries.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
+import tempfile
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 from emergence.common.io import atomic_dir, config_hash, file_digest, write_json
 from emergence.common.provenance import cpu_model
@@ -100,13 +108,48 @@ def intact_entry(scratch: Path, name: str, key: object) -> Path | None:
     return entry if _intact(entry) else None
 
 
+@lru_cache(maxsize=None)
+def writable(scratch: Path) -> Path:
+    """`scratch`, made if missing; stops with the setting to change where it cannot be written."""
+    try:
+        (scratch / "cells").mkdir(parents=True, exist_ok=True)
+        Path(tempfile.mkstemp(prefix=".write-probe.", dir=scratch / "cells")[1]).unlink()
+    except OSError as err:
+        raise SystemExit(f"the cell cache {scratch} cannot be written ({err.strerror or err}): set "
+                         "$EMERGENCE_SCRATCH (emergence/pipeline/stage.py) to a writable folder, one that "
+                         "every clone meant to share cells can reach") from None
+    return scratch
+
+
+@contextmanager
+def entry_lock(entry: Path) -> Iterator[None]:
+    """Hold `entry`'s build lock: another process building the same entry waits here."""
+    locks = entry.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{entry.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def cached(scratch: Path, name: str, key: object, build: Callable[[Path], float | None]) -> Path:
     """The cache entry `name-<hash of key>`: built into a temporary folder by `build(folder)`
     when missing or damaged, then checksummed and moved into place. Returns its folder. `build`
     may return the seconds that work it reused took when it was done (seed groups trained
-    earlier, or by other processes: `finished_group`), which its recorded build time counts."""
-    entry = entry_of(scratch, name, key)
+    earlier, or by other processes: `finished_group`), which its recorded build time counts.
+    A second process asking for an entry being built waits for it (`entry_lock`)."""
+    entry = entry_of(writable(scratch), name, key)
     if _intact(entry):
+        build_log.LOOKUPS.append({"entry": entry.name, "built": False, **_build_record(entry)})
+        return entry
+    with entry_lock(entry):
+        return _build_locked(entry, key, build)
+
+
+def _build_locked(entry: Path, key: object, build: Callable[[Path], float | None]) -> Path:
+    if _intact(entry):  # another process built it while this one waited for the lock
         build_log.LOOKUPS.append({"entry": entry.name, "built": False, **_build_record(entry)})
         return entry
     shutil.rmtree(entry, ignore_errors=True)

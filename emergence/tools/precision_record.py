@@ -4,7 +4,7 @@ than bfloat16 could save it, so its chapter shows the run that decided the defau
 
     python -m emergence.tools.precision_record RUN_REPO OUT_NC
 
-RUN_REPO is the checkout that ran `dvc repro sweep_precision_summary` with the check's settings.
+RUN_REPO is the checkout that ran `dvc repro precision_summary` with the check's settings.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def main() -> None:
                             check=True).stdout.strip()
     record = precision_record(read_netcdf(repo / "data" / "sweeps" / "precision_summary.nc"),
                               json.loads((repo / "data" / "params.json").read_text()),
-                              json.loads((repo / "data" / "timings" / "sweep_precision.json").read_text()), commit)
+                              json.loads((repo / "data" / "timings" / "precision.json").read_text()), commit)
     write_netcdf(record, out)
 
 

@@ -4,7 +4,7 @@ Each cell of `sweeps.<sweep>.cells` is a model shape (n_head, d_head, n_layer) w
 d_model = n_head * d_head and d_mlp = mlp_ratio * d_model; task, optimiser and budget come
 from the sweep and the task's section (`architecture` runs the linear map, `ca_architecture`
 the cellular automata). One stage per sweep writes one NetCDF per cell this profile runs;
-the summary stage (stages/sweep_architecture_summary.py) analyses them with the task's
+the summary stage (stages/architecture_summary.py) analyses them with the task's
 thresholds.
 """
 from __future__ import annotations

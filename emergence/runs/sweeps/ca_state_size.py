@@ -4,7 +4,7 @@ attention bias (claims 4, 5).
 For each S of `sweeps.ca_state_size.state_sizes` and each bias strength c (0 is the
 control), the cellular_automata section is trained with S cells per state and a token batch
 held fixed across S (batch_tokens // (S * n_states) sequences per step). One NetCDF per S
-stacks its cells along `strength`. The summary stage (stages/sweep_ca_state_size_summary.py)
+stacks its cells along `strength`. The summary stage (stages/ca_state_size_summary.py)
 analyses every cell with the cellular_automata thresholds (changing one never retrains).
 
 An additive bias c on the 3-cell window puts less and less attention mass on it as the

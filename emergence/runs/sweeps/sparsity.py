@@ -4,7 +4,7 @@ One DVC stage per row of the grid (a state size S) trains the cells of that row 
 profile runs (paper: every s; default and smoke: their subsets) and writes them as one
 Dataset with a `sparsity` dimension. Cells go through the cell cache, so when a row's stage
 reruns because one s changed, the other cells load instead of retraining. The summary stage
-(stages/sweep_sparsity_summary.py) analyses every cell with the linear_map thresholds.
+(stages/sparsity_summary.py) analyses every cell with the linear_map thresholds.
 """
 from __future__ import annotations
 

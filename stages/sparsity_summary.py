@@ -1,7 +1,7 @@
-"""Stage sweep_sparsity_summary: every cell of the sparsity sweep analysed into one Dataset, with
+"""Stage sparsity_summary: every cell of the sparsity sweep analysed into one Dataset, with
 the linear_map thresholds (a threshold edit never retrains).
 
-    python -m stages.sweep_sparsity_summary ROWS_DIR SUMMARY_NC
+    python -m stages.sparsity_summary ROWS_DIR SUMMARY_NC
 """
 import sys
 from pathlib import Path
@@ -37,7 +37,7 @@ def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
 
 if __name__ == "__main__":
     rows, out = map(Path, sys.argv[1:])
-    with stage_run("sweep_sparsity_summary") as params:
+    with stage_run("sparsity_summary") as params:
         files = {name: rows / f"{name}.nc" for name in params["sweeps"][SWEEP]["grid"]}
         missing = [str(f) for f in files.values() if not f.exists()]
         if missing:

@@ -1,6 +1,6 @@
-"""Stage sweep_ca_architecture: other head counts, head sizes and depths on the cellular automata (claims 6, 7).
+"""Stage ca_architecture: other head counts, head sizes and depths on the cellular automata (claims 6, 7).
 
-    python -m stages.sweep_ca_architecture CELLS_DIR
+    python -m stages.ca_architecture CELLS_DIR
 """
 import sys
 from pathlib import Path
@@ -10,5 +10,5 @@ from emergence.runs.sweeps.architecture import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
-    with stage_run("sweep_ca_architecture") as params:
+    with stage_run("ca_architecture") as params:
         run(params, out, SCRATCH, "ca_architecture")

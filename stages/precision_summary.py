@@ -1,9 +1,9 @@
-"""Stage sweep_precision_summary: the emergence statistics of both precisions, and the rule that
+"""Stage precision_summary: the emergence statistics of both precisions, and the rule that
 decides whether bfloat16 autocast may train a task by default (emergence/analysis/precision_agreement.py:
 the same seeds compared pair by pair; differ on a sign-flip permutation test, agree when every
 ratio's interval lies inside sweeps.precision.margin).
 
-    python -m stages.sweep_precision_summary CELLS_DIR SUMMARY_NC
+    python -m stages.precision_summary CELLS_DIR SUMMARY_NC
 """
 import sys
 from pathlib import Path
@@ -65,5 +65,5 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
 
 if __name__ == "__main__":
     cells, out = map(Path, sys.argv[1:])
-    with stage_run("sweep_precision_summary") as params:
+    with stage_run("precision_summary") as params:
         write_netcdf(summarize(cells, params), out)

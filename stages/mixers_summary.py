@@ -1,7 +1,7 @@
-"""Stage sweep_mixers_summary: emergence statistics of every mixer cell, each task's cells with
+"""Stage mixers_summary: emergence statistics of every mixer cell, each task's cells with
 that task's thresholds, and each cell's parameter count.
 
-    python -m stages.sweep_mixers_summary CELLS_DIR SUMMARY_NC
+    python -m stages.mixers_summary CELLS_DIR SUMMARY_NC
 """
 import json
 import sys
@@ -46,5 +46,5 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
 
 if __name__ == "__main__":
     cells, out = map(Path, sys.argv[1:])
-    with stage_run("sweep_mixers_summary") as params:
+    with stage_run("mixers_summary") as params:
         write_netcdf(summarize(cells, params), out)

@@ -1,6 +1,6 @@
-"""Stage sweep_sparsity@<row>: the cells of one state size S of the sparsity sweep.
+"""Stage sparsity@<row>: the cells of one state size S of the sparsity sweep.
 
-    python -m stages.sweep_sparsity ROW ROW_NC
+    python -m stages.sparsity ROW ROW_NC
 
 DVC runs one stage per row of `sweeps.sparsity.grid` and each declares only its own row, so
 editing one row reruns only that row; inside a row, unchanged cells load from the cell cache.
@@ -14,5 +14,5 @@ from emergence.runs.sweeps.sparsity import run_row
 
 if __name__ == "__main__":
     row, out = sys.argv[1], Path(sys.argv[2])
-    with stage_run("sweep_sparsity", key=row) as params:
+    with stage_run("sparsity", key=row) as params:
         write_netcdf(run_row(params, row, params["sweeps"]["sparsity"]["grid"][row], SCRATCH), out)

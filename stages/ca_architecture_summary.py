@@ -1,7 +1,7 @@
-"""Stage sweep_ca_architecture_summary: emergence statistics of every cell of the automata's
+"""Stage ca_architecture_summary: emergence statistics of every cell of the automata's
 architecture sweep, with the cellular automata thresholds.
 
-    python -m stages.sweep_ca_architecture_summary CELLS_DIR SUMMARY_NC
+    python -m stages.ca_architecture_summary CELLS_DIR SUMMARY_NC
 """
 import sys
 from pathlib import Path
@@ -12,6 +12,6 @@ from emergence.pipeline.stage import stage_run
 
 if __name__ == "__main__":
     cells, out = map(Path, sys.argv[1:])
-    with stage_run("sweep_ca_architecture_summary") as params:
+    with stage_run("ca_architecture_summary") as params:
         write_netcdf(summarize_architecture(cells, params["cellular_automata"]["analysis"], "ca_architecture",
                                "cellular_automata"), out)

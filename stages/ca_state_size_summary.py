@@ -1,7 +1,7 @@
-"""Stage sweep_ca_state_size_summary: emergence statistics of every (S, strength) cell of the
+"""Stage ca_state_size_summary: emergence statistics of every (S, strength) cell of the
 automata's state-size sweep, with the cellular_automata thresholds (a threshold edit never retrains).
 
-    python -m stages.sweep_ca_state_size_summary CELLS_DIR SUMMARY_NC
+    python -m stages.ca_state_size_summary CELLS_DIR SUMMARY_NC
 """
 import json
 import sys
@@ -41,5 +41,5 @@ def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
 
 if __name__ == "__main__":
     cells, out = map(Path, sys.argv[1:])
-    with stage_run("sweep_ca_state_size_summary") as params:
+    with stage_run("ca_state_size_summary") as params:
         write_netcdf(summarize(cells, params[TASK]["analysis"]), out)

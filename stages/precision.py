@@ -1,6 +1,6 @@
-"""Stage sweep_precision: the default cells of the linear map and the automata in both precisions.
+"""Stage precision: the default cells of the linear map and the automata in both precisions.
 
-    python -m stages.sweep_precision CELLS_DIR
+    python -m stages.precision CELLS_DIR
 """
 import sys
 from pathlib import Path
@@ -10,5 +10,5 @@ from emergence.runs.sweeps.precision import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
-    with stage_run("sweep_precision") as params:
+    with stage_run("precision") as params:
         run(params, out, SCRATCH)

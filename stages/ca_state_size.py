@@ -1,6 +1,6 @@
-"""Stage sweep_ca_state_size: the cellular automata across state sizes, with and without the bias.
+"""Stage ca_state_size: the cellular automata across state sizes, with and without the bias.
 
-    python -m stages.sweep_ca_state_size CELLS_DIR
+    python -m stages.ca_state_size CELLS_DIR
 """
 import sys
 from pathlib import Path
@@ -10,5 +10,5 @@ from emergence.runs.sweeps.ca_state_size import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
-    with stage_run("sweep_ca_state_size") as params:
+    with stage_run("ca_state_size") as params:
         run(params, out, SCRATCH)

@@ -1,6 +1,6 @@
-"""Stage sweep_mixers: the transformer and the other sequence mixers on both synthetic tasks (claim 8).
+"""Stage mixers: the transformer and the other sequence mixers on both synthetic tasks (claim 8).
 
-    python -m stages.sweep_mixers CELLS_DIR
+    python -m stages.mixers CELLS_DIR
 """
 import sys
 from pathlib import Path
@@ -10,5 +10,5 @@ from emergence.runs.sweeps.mixers import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
-    with stage_run("sweep_mixers") as params:
+    with stage_run("mixers") as params:
         run(params, out, SCRATCH)

@@ -1,6 +1,6 @@
-"""Stage sweep_architecture: other head counts, head sizes and depths on the linear map (claims 6, 7).
+"""Stage architecture: other head counts, head sizes and depths on the linear map (claims 6, 7).
 
-    python -m stages.sweep_architecture CELLS_DIR
+    python -m stages.architecture CELLS_DIR
 """
 import sys
 from pathlib import Path
@@ -10,5 +10,5 @@ from emergence.runs.sweeps.architecture import run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
-    with stage_run("sweep_architecture") as params:
+    with stage_run("architecture") as params:
         run(params, out, SCRATCH, "architecture")
