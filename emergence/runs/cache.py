@@ -10,7 +10,7 @@ process is tallied (emergence/runs/build_log.py), so a stage can say what it cos
 every cell came from the cache: the entry page's time table reads that.
 
 Several processes may share one cache (the executor's workers, queued DVC experiments, clones
-on a cluster's file system): a builder holds the entry's lock (`cells/.locks/`, an advisory
+on a cluster's file system): a builder holds the entry's lock (`cell-locks/`, an advisory
 flock), so a second builder of the same entry waits and then reads the first one's, and a
 reader only ever sees whole entries.
 """
@@ -124,7 +124,7 @@ def writable(scratch: Path) -> Path:
 @contextmanager
 def entry_lock(entry: Path) -> Iterator[None]:
     """Hold `entry`'s build lock: another process building the same entry waits here."""
-    locks = entry.parent / ".locks"
+    locks = entry.parent.parent / "cell-locks"  # beside cells/, whose listing stays the entries
     locks.mkdir(parents=True, exist_ok=True)
     with open(locks / f"{entry.name}.lock", "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
