@@ -24,7 +24,8 @@
 # mixing for every sequence), and `token_mlp`, the token-mixing MLP of Tolstikhin et al. (2021),
 # which the paper names and cites: two masked layers across positions with a GELU, shared over
 # channels. The MLP decides the claims about "the Mixer"; the linear reading is tested the same
-# way and its verdict stands beside, deciding nothing. `unmasked_mixing` is a control, not a claim: the static matrix without its mask sees the
+# way on the linear map and its verdict stands beside, deciding nothing (on the automata, where
+# the MLP decides, it would only cost). `unmasked_mixing` is a control, not a claim: the static matrix without its mask sees the
 # token it predicts, so it must look "faster" for the wrong reason; that it does shows the two
 # readings' masks are what keeps them honest.
 
