@@ -126,14 +126,16 @@ def test_stages_declare_their_keys_of_params_yaml_and_the_active_overlay():
     show` list each key once, from the file the user edits) and the active overlay as a file:
     an edit to params.yaml reruns the stages whose keys changed, one to the overlay every stage.
     Validation depends on every overlay, so that an edit to one the profile does not select is
-    seen (and refused in an experiment)."""
+    seen (and refused in an experiment), and declares the active overlay's keys (`exp show` lists
+    an edit to it under its file; none on the default profile, whose overlay is empty)."""
     dvc = yaml.safe_load((REPO_ROOT / "dvc.yaml").read_text())
     for name, body in dvc["stages"].items():
         body = body.get("do", body)
-        assert not [e for e in body.get("params", []) if not isinstance(e, str)], name  # params.yaml's keys alone
-        if name == "validate_params":
-            assert {"params.yaml", "profiles"} <= set(body["deps"]) and body["params"] == ["profile"]
+        if name == "validate_params":  # and the active overlay's keys, each under its file, for `exp show`
+            assert {"params.yaml", "profiles"} <= set(body["deps"])
+            assert body["params"] == ["profile", {"profiles/${profile}.yaml": None}]
             continue
+        assert not [e for e in body.get("params", []) if not isinstance(e, str)], name  # params.yaml's keys alone
         assert body["deps"].count("profiles/${profile}.yaml") == 1, name
         assert ("params.yaml" in body["deps"]) == (name == "report_render"), name  # its appendix prints the file
         assert declared_params(name) and "profile" in declared_params(name), name
