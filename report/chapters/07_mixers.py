@@ -36,6 +36,7 @@ max_figure_seeds = 16
 import json
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -56,6 +57,14 @@ settings = sorted(dict.fromkeys((str(t), str(s)) for t, s in zip(sm["task"].valu
                   key=lambda ts: (ts[0] != "linear_map", ts[1]))
 palette = dict(zip(archs, sns.color_palette("tab10", len(archs))))
 TASK_NAME = {"linear_map": "linear map", "cellular_automata": "cellular automata"}
+
+
+def legend_of_every_architecture(fig):
+    """One legend below the panels naming every architecture drawn in any of them (a panel's
+    own legend names only those of its task setting)."""
+    drawn = [a for a in archs if any(f"{t}-{s}-{a}" in cells for t, s in settings)]
+    fig.legend(handles=[Line2D([], [], color=palette[a], label=a) for a in drawn], fontsize=8,
+               loc="outside lower center", ncol=min(len(drawn), 4), frameon=False)
 
 
 def cell_index(task, setting, arch):
@@ -128,7 +137,7 @@ md(table(pd.DataFrame(rows), index=False).data
 # %%
 #| label: fig-mixer-curves
 #| fig-cap: "Output loss against training step for every seed (thin lines) of every architecture (colours), one panel per task setting; dashed: chance. Dotted lines ending in a cross, in the architecture's colour: the paper's final loss at 10^4 steps (blog Fig 6, data/paper/figures.yaml, converted to the loss on x_1), drawn only for the linear map at S = 16 with an s the figure shows (3, 5, 7: the `paper` profile's settings); ours is at this run's budget."
-fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.6), squeeze=False)
+fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 4.0), squeeze=False, layout="constrained")
 for ax, (t, s) in zip(axes[0], settings):
     for a in archs:
         key = f"{t}-{s}-{a}"
@@ -136,8 +145,8 @@ for ax, (t, s) in zip(axes[0], settings):
             continue
         ds = cells[key]
         loss = ds["output_loss"].values[:max_figure_seeds]
-        for k, curve in enumerate(loss):
-            ax.plot(ds["step"].values, curve, color=palette[a], lw=0.9, alpha=0.8, label=a if k == 0 else None)
+        for curve in loss:
+            ax.plot(ds["step"].values, curve, color=palette[a], lw=0.9, alpha=0.8)
         chance = float(ds.attrs["chance_loss"])
     for a, loss in paper_fig6(t, s)[0].items():
         if a in palette:
@@ -147,8 +156,7 @@ for ax, (t, s) in zip(axes[0], settings):
     ax.set_title(f"{TASK_NAME[t]} {s}")
     ax.set_xlabel("step")
 axes[0][0].set_ylabel("output loss (nats)")
-axes[0][-1].legend(fontsize=8, loc="lower left")
-fig.tight_layout()
+legend_of_every_architecture(fig)
 
 # %% [markdown]
 # ## Time to emergence, with censoring
@@ -247,7 +255,8 @@ fig.colorbar(im, ax=axes[:-1].tolist(), shrink=0.85, label="weight / map's large
 # %%
 #| label: fig-mixer-parent-mass
 #| fig-cap: "Mass on the ground-truth parents against step: for each seed, the head (any layer) with the most parent mass, averaged over output units; lines are the median over seeds per architecture, one panel per task setting."
-fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.4), squeeze=False, sharey=True)
+fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.8), squeeze=False, sharey=True,
+                         layout="constrained")
 for ax, (t, s) in zip(axes[0], settings):
     for a in archs:
         key = f"{t}-{s}-{a}"
@@ -255,12 +264,11 @@ for ax, (t, s) in zip(axes[0], settings):
             continue
         pm = cells[key]["parent_mass"]
         best = pm.mean(pm.dims[-1]).max(["layer", "head"])            # [seed, step]
-        ax.plot(cells[key]["step"].values, np.nanmedian(best.values, axis=0), color=palette[a], label=a)
+        ax.plot(cells[key]["step"].values, np.nanmedian(best.values, axis=0), color=palette[a])
     ax.set_title(f"{TASK_NAME[t]} {s}")
     ax.set_xlabel("step")
 axes[0][0].set_ylabel("parent mass of the best head")
-axes[0][-1].legend(fontsize=8)
-fig.tight_layout()
+legend_of_every_architecture(fig)
 
 # %% [markdown]
 # ## Does the automata setting ask for rule inference?
