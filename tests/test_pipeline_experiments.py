@@ -10,26 +10,21 @@ import time
 import pytest
 import yaml
 
+from emergence.common.params import deep_merge, merged_params
+from emergence.pipeline.config import validate
+from emergence.pipeline.cost import planned_cells
+from emergence.runs.cache import entry_of
+from emergence.runs.cells import cell_request
 from smoke_build import sh
 
 pytestmark = pytest.mark.pipeline
 
-# name -> (the override as a user types it, the key it sets in the effective params, value, targets)
+# name -> (the override as a user types it, the stage that trains what it changes, the targets queued)
 QUEUED = {
-    "lr-2e-3": ("linear_map.train.lr=0.002", "linear_map.train.lr", 0.002, ["linear_map_train"]),
-    "sparsity-3-seeds": ("profiles/smoke.yaml:sweeps.sparsity.n_seeds=3", "sweeps.sparsity.n_seeds", 3,
-                         ["summary_metrics"]),  # a key of the active overlay
+    "lr-2e-3": ("linear_map.train.lr=0.002", "linear_map_train", ["linear_map_train"]),
+    "sparsity-3-seeds": ("profiles/smoke.yaml:sweeps.sparsity.n_seeds=3", "sparsity",  # the active overlay's key
+                         ["summary_metrics"]),
 }
-# The cell-cache entries the targets' training stages request with the key set, by name.
-ENTRIES = ("import json, sys; from pathlib import Path; from emergence.pipeline.config import load_params, validate; "
-           "from emergence.pipeline.cost import planned_cells; from emergence.runs.cells import cell_request; "
-           "from emergence.runs.cache import entry_of; key, value, stage, s = json.loads(sys.argv[1]); "
-           "p = load_params(); *path, last = key.split('.'); d = p\n"
-           "for k in path: d = d[k]\n"
-           "d[last] = value; p = validate(p); s = Path(s); "
-           "print(json.dumps(sorted({entry_of(s, r.name, r.key).name for c, k in planned_cells(p)[stage] "
-           "for r in [cell_request(c, s, k)]})))")
-TRAINS = {"lr-2e-3": "linear_map_train", "sparsity-3-seeds": "sparsity"}
 
 
 def _entries(cells):
@@ -37,9 +32,15 @@ def _entries(cells):
 
 
 def _expected(repo, scratch, name):
-    _, key, value, _ = QUEUED[name]
-    return set(json.loads(sh(["python", "-c", ENTRIES, json.dumps([key, value, TRAINS[name], str(scratch)])],
-                             repo).stdout))
+    """The cell-cache entries the training stage requests with the override applied, by name."""
+    override, stage, _ = QUEUED[name]
+    key, value = override.rsplit(":", 1)[-1].split("=")
+    edit = yaml.safe_load(value)
+    for part in reversed(key.split(".")):
+        edit = {part: edit}
+    params = validate(deep_merge(merged_params(repo), edit))
+    return {entry_of(scratch, r.name, r.key).name for c, k in planned_cells(params)[stage]
+            for r in [cell_request(c, scratch, k)]}
 
 
 def _lock_of(repo, name):
@@ -58,7 +59,7 @@ def test_queued_experiments_train_only_their_cells_and_give_the_workspaces_bytes
     before = _entries(scratch / "cells")
     expected = {name: _expected(smoke_repo, scratch, name) for name in QUEUED}
     assert all(expected.values()) and not set.union(*expected.values()) & before  # new cells, none cached
-    for name, (override, _, _, targets) in QUEUED.items():
+    for name, (override, _, targets) in QUEUED.items():
         sh(["dvc", "exp", "run", "--queue", "-n", name, "-S", override, *targets], smoke_repo)
     sh(["dvc", "queue", "start", "-j", "1"], smoke_repo)
     try:
@@ -97,8 +98,8 @@ def test_queued_experiments_train_only_their_cells_and_give_the_workspaces_bytes
 
     # the same change run in the workspace gives the queued experiment's bytes, and trains nothing
     lock = _lock_of(smoke_repo, "sparsity-3-seeds")
-    sh(["dvc", "exp", "run", "-n", "sparsity-3-seeds-here", "-S", QUEUED["sparsity-3-seeds"][0],
-        *QUEUED["sparsity-3-seeds"][3]], smoke_repo)
+    override, _, targets = QUEUED["sparsity-3-seeds"]
+    sh(["dvc", "exp", "run", "-n", "sparsity-3-seeds-here", "-S", override, *targets], smoke_repo)
     try:
         assert _entries(scratch / "cells") - before == set.union(*expected.values())
         here = yaml.safe_load((smoke_repo / "dvc.lock").read_text())
