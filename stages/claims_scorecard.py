@@ -13,14 +13,14 @@ verdicts that hinge on it), on every core, and writes, atomically, the scorecard
 import sys
 from pathlib import Path
 
-from emergence.claims.scorecard import (SECTIONS, read_paper_claims, read_result, scorecard, scorecard_json,
-                                  threshold_sensitivity, thresholds_read, verdicts_json)
+from emergence.claims.scorecard import (read_paper_claims, read_result, scorecard, scorecard_json,
+                                  rule_sections, threshold_sensitivity, thresholds_read, verdicts_json)
 from emergence.common.io import atomic_path
 from emergence.common.params import merged_params
 from emergence.pipeline.stage import pipeline_paths, stage_run
 from emergence.runs.cores import usable_cores
 
-RESULTS = [name for _, _, inputs in SECTIONS for name in inputs]
+RESULTS = [name for _, _, inputs in rule_sections() for name in inputs]
 
 if __name__ == "__main__":
     paper, out, metric = map(Path, sys.argv[1:])

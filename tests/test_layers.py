@@ -10,6 +10,7 @@ from emergence.common.import_closure import REPO_ROOT
 # (claims) read results, they never train, and the runs never decide a claim.
 LAYERS = {
     "common": 0,    # schema, I/O, params files, provenance, code versions
+    "experiments": 0,  # what each experiment is: its code named as "module:attribute" strings, not imported
     "core": 1,      # the science: tasks, model, mixers, hooks, metrics, training
     "analysis": 2,  # event statistics, survival, mirage, patching
     "runs": 3,      # cells, the cell cache, the executor, sweeps, language models, Pythia
@@ -117,3 +118,22 @@ def test_no_import_cycle_between_modules():
     for node in sorted(graph):
         if node not in state:
             visit(node, [])
+
+
+# Who resolves each kind of an experiment's named code (emergence/experiments/declaration.py):
+# the code must sit in that layer or below, as if it were imported there.
+RESOLVED_IN = {"rules": "claims", "metrics": "analysis", "args": "runs", "cells": "runs"}
+
+
+def test_an_experiments_named_code_sits_where_its_reader_could_import_it():
+    from emergence.experiments.declaration import KINDS, experiments
+
+    assert set(RESOLVED_IN) == set(KINDS)
+    for declared in experiments():
+        for kind, reader in RESOLVED_IN.items():
+            reference = declared.entry(kind)
+            if reference:
+                layer = _package_of(reference.partition(":")[0])
+                assert layer in LAYERS and LAYERS[layer] <= LAYERS[reader], (
+                    f"emergence/experiments/{declared.name}.py: its {kind} {reference} is in {layer}, "
+                    f"above {reader}, which reads it")

@@ -170,12 +170,12 @@ def test_every_interval_draws_the_claims_bootstrap_count(smoke_built, monkeypatc
     """`claims.n_boot` reaches every rule's bootstrap: each interval on the smoke results is
     read off exactly that many resamples."""
     from emergence.claims import verdicts as vd
-    from emergence.claims.scorecard import SECTIONS, Context, read_paper_claims, read_result, rule_verdicts
+    from emergence.claims.scorecard import Context, read_paper_claims, read_result, rule_verdicts, rule_sections
     from emergence.pipeline.config import load_params
     from emergence.pipeline.stage import pipeline_paths
 
     paths = pipeline_paths(smoke_built)
-    results = {name: read_result(smoke_built / paths[name]) for _, _, inputs in SECTIONS for name in inputs}
+    results = {name: read_result(smoke_built / paths[name]) for _, _, inputs in rule_sections() for name in inputs}
     sizes, percentiles = [], vd._percentiles
 
     def counted(values, level):

@@ -191,13 +191,14 @@ def test_a_claim_decided_alike_on_other_numbers_shows_both_sides_numbers():
 def test_every_row_links_a_figure_its_chapter_draws():
     import re
 
-    from emergence.claims.scorecard import CHAPTERS, FIGURES
+    from emergence.claims.scorecard import FIGURES
+    from emergence.experiments.declaration import experiments
     from emergence.pipeline.config import REPO_ROOT
 
     labels = {p.stem: set(re.findall(r"^#\| label: (fig-[\w-]+)", p.read_text(), flags=re.M))
               for p in (REPO_ROOT / "report" / "chapters").glob("*.py")}
-    for section, (chapter, figure) in CHAPTERS.items():
-        assert figure in labels[chapter], (section, figure)
+    for declared in experiments():
+        assert declared.figure in labels[declared.chapter], (declared.name, declared.figure)
     by_chapter = {"lm-": "06_language_models", "linear-map-": "01_linear_map", "mirage-": "09_mirage"}
     for key, figure in FIGURES.items():
         chapter = next(c for prefix, c in by_chapter.items() if key.startswith(prefix))
@@ -280,7 +281,7 @@ def abrupt_rule(ds, ctx):
 def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
     """Every jump takes ~0.28 of its emergence step: not abrupt at 0.25, abrupt at 0.25 x 1.25;
     a threshold the rule does not read changes nothing; a fraction is not moved past 1."""
-    monkeypatch.setattr(sc, "SECTIONS", (("toy", abrupt_rule, ("x",)),))
+    monkeypatch.setattr(sc, "rule_sections", lambda: (("toy", abrupt_rule, ("x",)),))
     results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.27, 0.29, 12).reshape(6, 2))})}
     claims = dict(context().c, abrupt_ratio=0.25, most_of_gap=0.9, sensitivity_factor=1.25)
     rows = [{"id": key, "claim": v.claim, "verdict": v.verdict}
@@ -305,7 +306,7 @@ def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_decidin
                                                           statement="", max_ratio=1, alpha=ctx.c["alpha"], n_boot=10),
                                    verdict="reproduced" if ratio >= ctx.c["growth_ratio"] else "not reproduced"))]
 
-    monkeypatch.setattr(sc, "SECTIONS", (("toy", abrupt_rule, ("x",)), ("grow", growth_rule, ("x",))))
+    monkeypatch.setattr(sc, "rule_sections", lambda: (("toy", abrupt_rule, ("x",)), ("grow", growth_rule, ("x",))))
     results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.19, 0.21, 12).reshape(6, 2))})}
     claims = dict(context().c, abrupt_ratio=0.25, growth_ratio=1.8, sensitivity_factor=1.25)
     base = sc.rule_verdicts(results, sc.Context(claims, PAPER))

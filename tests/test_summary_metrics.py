@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from emergence.analysis.summary_metrics import LABELS, cell_metrics, language_model_metrics
+from emergence.analysis.summary_metrics import language_model_metrics, sparsity_metrics, summary_metrics
 from emergence.claims.scorecard import json_safe
 
 
@@ -20,7 +20,7 @@ def _summary():
 
 
 def test_cell_metrics_by_hand():
-    m = cell_metrics(_summary(), LABELS["sparsity"])
+    m = sparsity_metrics(_summary())
     assert m["S08_s01.km_median_plateau_end"] == pytest.approx(200.0)
     assert m["S08_s01.km_median_solved"] == pytest.approx(500.0)
     assert m["S08_s01.fraction_solved"] == pytest.approx(2 / 3)
@@ -39,6 +39,12 @@ def test_language_model_metrics_count_the_censored_seeds():
     assert m["small_spans.fraction_solved"] == pytest.approx(1 / 3) and math.isinf(m["small_spans.km_median_solved"])
 
 
+def test_the_whole_reports_metrics_are_keyed_by_experiment_and_sorted():
+    m = summary_metrics({"sparsity": sparsity_metrics(_summary()), "language_models": {"small_spans.fraction_solved": 0.5}})
+    assert list(m) == sorted(m) and m["language_models.small_spans.fraction_solved"] == 0.5
+    assert m["sparsity.S08_s01.km_median_solved"] == pytest.approx(500.0)
+
+
 def test_json_safe_is_byte_stable():
     assert json_safe({"a": np.float32(0.1), "b": [np.nan, -np.inf, np.int64(3)]}) == {"a": 0.1, "b": [None, "-inf", 3]}
 
@@ -49,7 +55,7 @@ def test_plot_tables_hold_the_key_curves():
     ca = _summary().assign(strength=("cell", [0.0, 0.0]), budget_step=(("cell",), [1000.0, 1000.0]))
     probes = xr.Dataset({"bracket_censored": (("size", "capability", "seed"), [[[0, 1]], [[0, 0]]])},
                         coords={"size": ["small", "large"], "capability": ["spans"], "seed": [0, 1]})
-    tables = plot_tables({"sparsity": sp, "automata": ca}, probes)
+    tables = plot_tables(sp, ca, probes)
     assert list(tables["sparsity_hump"]["median_final_loss"]) == pytest.approx([0.1, 0.69])
     assert list(tables["automata_plateau"]["km_median_plateau_end"]) == pytest.approx([200.0, 1000.0])  # at the budget
     assert list(tables["lm_solved"]["fraction_solved"]) == [0.5, 1.0]

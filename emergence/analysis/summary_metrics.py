@@ -1,7 +1,7 @@
 """Every chapter's summary as flat DVC metrics: `dvc metrics diff A B` (and the entry page's
 comparison with a base revision) covers the whole report, not only the linear map.
 
-One flat mapping `chapter.setting.statistic -> number`, written byte-stable (6 significant
+One flat mapping `experiment.setting.statistic -> number`, written byte-stable (6 significant
 digits; inf as "inf", NaN as null): Kaplan-Meier medians of the events with censoring, the
 fraction of seeds that got there, mean final losses, and the mirage chapter's ratios.
 """
@@ -41,14 +41,26 @@ def cell_metrics(ds: xr.Dataset, label) -> dict[str, float]:
     return out
 
 
-LABELS = {
-    "sparsity": lambda ds, i: f"S{int(ds['state_size'].values[i]):02d}_s{int(ds['sparsity'].values[i]):02d}",
-    "attention_bias": lambda ds, i: f"c{float(ds['strength'].values[i]):g}",
-    "architecture": lambda ds, i: (f"H{int(ds['n_head'].values[i])}_dh{int(ds['d_head'].values[i])}"
-                                   f"_L{int(ds['n_layer'].values[i])}"),
-    "automata": lambda ds, i: f"S{int(ds['state_size'].values[i]):03d}_c{float(ds['strength'].values[i]):g}",
-    "mixers": lambda ds, i: f"{ds['task'].values[i]}_{ds['setting'].values[i]}_{ds['architecture'].values[i]}",
-}
+def sparsity_metrics(ds: xr.Dataset) -> dict[str, float]:
+    return cell_metrics(ds, lambda ds, i: f"S{int(ds['state_size'].values[i]):02d}_s{int(ds['sparsity'].values[i]):02d}")
+
+
+def attention_bias_metrics(ds: xr.Dataset) -> dict[str, float]:
+    return cell_metrics(ds, lambda ds, i: f"c{float(ds['strength'].values[i]):g}")
+
+
+def architecture_metrics(ds: xr.Dataset) -> dict[str, float]:
+    """Either task's shapes (architecture, ca_architecture)."""
+    return cell_metrics(ds, lambda ds, i: (f"H{int(ds['n_head'].values[i])}_dh{int(ds['d_head'].values[i])}"
+                                           f"_L{int(ds['n_layer'].values[i])}"))
+
+
+def ca_state_size_metrics(ds: xr.Dataset) -> dict[str, float]:
+    return cell_metrics(ds, lambda ds, i: f"S{int(ds['state_size'].values[i]):03d}_c{float(ds['strength'].values[i]):g}")
+
+
+def mixers_metrics(ds: xr.Dataset) -> dict[str, float]:
+    return cell_metrics(ds, lambda ds, i: f"{ds['task'].values[i]}_{ds['setting'].values[i]}_{ds['architecture'].values[i]}")
 
 
 def language_model_metrics(probes: xr.Dataset) -> dict[str, float]:
@@ -84,25 +96,17 @@ def mirage_metrics(mirage: dict[str, xr.Dataset]) -> dict[str, float]:
     return out
 
 
-def summary_metrics(summaries: dict[str, xr.Dataset], probes: xr.Dataset, precision: xr.Dataset,
-                    mirage: dict[str, xr.Dataset]) -> dict[str, float]:
-    """The whole report's flat metrics: `summaries` by chapter key of LABELS ("architecture" and
-    "ca_architecture" share one label)."""
-    out = {}
-    for chapter, ds in summaries.items():
-        label = LABELS["architecture" if chapter == "ca_architecture" else chapter]
-        out.update({f"{chapter}.{k}": v for k, v in cell_metrics(ds, label).items()})
-    out.update({f"language_models.{k}": v for k, v in language_model_metrics(probes).items()})
-    out.update({f"precision.{k}": v for k, v in precision_metrics(precision).items()})
-    out.update({f"mirage.{k}": v for k, v in mirage_metrics(mirage).items()})
-    return dict(sorted(out.items()))
+def summary_metrics(per_experiment: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The whole report's flat metrics, `experiment.setting.statistic`, sorted: each
+    experiment's own (its declaration's `metrics` entry on the results it reads)."""
+    return dict(sorted((f"{name}.{k}", v) for name, metrics in per_experiment.items() for k, v in metrics.items()))
 
 
-def plot_tables(summaries: dict[str, xr.Dataset], probes: xr.Dataset) -> dict[str, pd.DataFrame]:
+def plot_tables(sp: xr.Dataset, ca: xr.Dataset, probes: xr.Dataset) -> dict[str, pd.DataFrame]:
     """The key curves as DVC plot data (`dvc plots diff A B` overlays them): the sparsity hump
     (median final loss against s/S per S), the automata's plateau against S (KM median per bias
-    strength, the budget where not reached) and the language models' fraction solved per size."""
-    sp, ca = summaries["sparsity"], summaries["automata"]
+    strength, the budget where not reached) and the language models' fraction solved per size,
+    from the sparsity summary `sp`, the automata's state-size summary `ca` and the probes."""
     hump = pd.DataFrame({"state_size": sp["state_size"].values, "density": sp["density"].values,
                          "median_final_loss": np.nanmedian(sp["final_output_loss"].values, 1)})
     plateau = pd.DataFrame({"state_size": ca["state_size"].values, "strength": ca["strength"].values,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Collection, Iterable
+from typing import Callable, Collection, Iterable
 
 import numpy as np
 import xarray as xr
@@ -31,18 +31,8 @@ from emergence.claims.verdicts import Arm, Verdict
 from emergence.common import lm_variants as lv
 from emergence.common.io import read_netcdf
 from emergence.common.params import architecture_seeds
+from emergence.experiments.declaration import entry_points, experiment
 
-# Where the report shows each row: chapter file stem and figure label.
-CHAPTERS = {
-    "linear_map": ("01_linear_map", "fig-bit-loss"),
-    "sparsity": ("02_sparsity", "fig-sparsity-plateau"),
-    "attention_bias": ("03_attention_bias", "fig-bias-plateau"),
-    "architecture": ("04_architecture", "fig-architecture"),
-    "automata": ("05_cellular_automata", "fig-ca-plateau"),
-    "language_models": ("06_language_models", "fig-lm-emergence"),
-    "mixers": ("07_mixers", "fig-mixer-emergence"),
-    "mirage": ("09_mirage", "fig-mirage-widths"),
-}
 # rows whose figure is not their chapter's first
 FIGURES = {"lm-abrupt": "fig-lm-abrupt", "lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching",
            "lm-pretraining": "fig-lm-pretraining", "lm-pretraining-control": "fig-lm-pretraining",
@@ -751,23 +741,17 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
 # --- the whole scorecard -------------------------------------------------------------------------
 
 
-# (section, its rules, the results they read), in report order
-SECTIONS = (
-    ("linear_map", linear_map_claims, ("linear_map_analysis",)),
-    ("sparsity", sparsity_claims, ("sparsity_summary",)),
-    ("attention_bias", attention_bias_claims, ("attention_bias_summary",)),
-    ("architecture", architecture_claims, ("architecture_summary", "ca_architecture_summary")),
-    ("automata", automata_claims, ("ca_state_size_summary",)),
-    ("language_models", lm_claims, ("lm_probes", "lm_patching")),
-    ("mixers", mixer_claims, ("mixers_summary",)),
-    ("mirage", mirage_claims, ("mirage",)),
-)
+@lru_cache(maxsize=None)
+def rule_sections() -> tuple[tuple[str, Callable, tuple[str, ...]], ...]:
+    """(experiment, its rules, the results they read) of every experiment that declares rules
+    (emergence/experiments/), in report order."""
+    return tuple((e.name, rules, e.rules_read) for e, rules in entry_points("rules"))
 
 
 def rule_verdicts(results: dict, ctx: Context, sections: Collection[str] | None = None) -> list[tuple[str, str, Verdict]]:
     """(section, claim id, verdict) of every rule (of `sections` only, where given), in report order."""
     rows: list[tuple[str, str, Verdict]] = []
-    for section, rules, inputs in SECTIONS:
+    for section, rules, inputs in rule_sections():
         if sections is None or section in sections:
             rows.extend((section, key, v) for key, v in rules(*(results[i] for i in inputs), ctx))
     return rows
@@ -795,7 +779,7 @@ def thresholds_read(results: dict, claims: dict, paper: dict, paper_profile: dic
     are pure and deterministic, so a section that never read a threshold gives the same verdicts
     whatever its value: moving it need not decide that section again."""
     rows, reads = [], {}
-    for section, _, _ in SECTIONS:
+    for section, _, _ in rule_sections():
         seen = ReadKeys(claims)
         rows += rule_verdicts(results, Context(seen, paper, paper_profile), (section,))
         reads[section] = seen.read
@@ -833,8 +817,8 @@ def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | No
                                    workers=workers)
     out = []
     for (section, key, v), key_of_row, q_value in zip(rows, _row_keys(rows), q):
-        chapter, figure = CHAPTERS[section]
-        figure = FIGURES.get(key, figure)
+        declared = experiment(section)
+        chapter, figure = declared.chapter, FIGURES.get(key, declared.figure)
         counts = with_untested(resampled.get(key_of_row, {}), claims["stability_draws"])
         out.append({"id": key, "kind": paper[key]["kind"], "chapter": chapter, "figure": figure, **v.to_dict(),
                     "q_value": float(q_value),
@@ -885,7 +869,7 @@ def threshold_sensitivity(rows: list[dict], results: dict, claims: dict, paper: 
             new = {section: [] for section in sections}
             for row in next(redone):
                 new[row[0]].append(row)
-            moved = [row for section, _, _ in SECTIONS
+            moved = [row for section, _, _ in rule_sections()
                      for row in (new[section] if section in new else [r for r in at_base if r[0] == section])]
             verdicts = {k: v.verdict for k, (_, _, v) in zip(_row_keys(moved), moved)}
             changed = [{"row": k, "claim": base[k]["claim"], "from": base[k]["verdict"], "to": v}

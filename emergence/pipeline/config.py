@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -31,17 +31,12 @@ from emergence.common.schema import ConfigError, load, number
 from emergence.core.model import ModelArgs
 from emergence.core.tasks import cellular_automata, linear_map
 from emergence.core.train import TrainArgs
+from emergence.experiments.declaration import entry_points
 from emergence.pipeline.stage import record_time, rerun_plan, stage_started, written_params
 from emergence.runs.executor import ExecutionArgs
 from emergence.runs.lm_probes import LanguageModelArgs
 from emergence.runs.pythia import PythiaArgs
 from emergence.runs.runner import BiasArgs
-from emergence.runs.sweeps.architecture import ArchitectureSweepArgs
-from emergence.runs.sweeps.attention_bias import AttentionBiasArgs
-from emergence.runs.sweeps.ca_state_size import StateSizeSweepArgs
-from emergence.runs.sweeps.mixers import MixerSweepArgs
-from emergence.runs.sweeps.precision import PrecisionCheckArgs
-from emergence.runs.sweeps.sparsity import SparsitySweepArgs
 
 @dataclass(frozen=True, kw_only=True)
 class TaskSection:
@@ -68,19 +63,16 @@ class AutomataSection(TaskSection):
     task: cellular_automata.TaskArgs
 
 
-@dataclass(frozen=True, kw_only=True)
-class Sweeps:
-    sparsity: SparsitySweepArgs
-    architecture: ArchitectureSweepArgs
-    ca_state_size: StateSizeSweepArgs
-    ca_architecture: ArchitectureSweepArgs
-    mixers: MixerSweepArgs
-    precision: PrecisionCheckArgs
+def declared_sections(parent: str) -> type:
+    """The `parent` section (sweeps, interventions) as a dataclass: one field per experiment
+    whose declared params sit under it, typed by the experiment's own args."""
+    fields = [(e.params.split(".", 1)[1], args) for e, args in entry_points("args")
+              if e.params.split(".", 1)[0] == parent]
+    return make_dataclass(parent.title(), fields, frozen=True, kw_only=True)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Interventions:
-    attention_bias: AttentionBiasArgs
+Sweeps = declared_sections("sweeps")
+Interventions = declared_sections("interventions")
 
 
 @dataclass(frozen=True, kw_only=True)

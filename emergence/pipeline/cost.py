@@ -44,6 +44,7 @@ import torch
 from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params
 from emergence.common.provenance import cpu_model
+from emergence.experiments.declaration import entry_points
 from emergence.core.train import resolve_device, schedules
 from emergence.pipeline.config import load_params, validate
 from emergence.pipeline.stage import SCRATCH
@@ -54,27 +55,13 @@ from emergence.runs.cells import cell_flops, training_flops
 from emergence.runs.cores import usable_cores
 from emergence.runs.lm_builds import variant_requests, variant_seconds
 from emergence.runs.runner import seed_groups
-from emergence.runs.sweeps import attention_bias, mixers
-from emergence.runs.sweeps.architecture import sweep_files as architecture_files
-from emergence.runs.sweeps.ca_state_size import sweep_files as automata_files
-from emergence.runs.sweeps.precision import sweep_files as precision_files
-from emergence.runs.sweeps.sparsity import row_file
 from emergence.runs.timing import MIN_TIMED_STEPS, WARMUP_STEPS, language_model_seconds, step_and_evaluation_seconds
 
 
 def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
-    """Training stage -> its (cell, with_checkpoints), on the active profile."""
-    grid = params["sweeps"]["sparsity"]["grid"]
-    return {
-        "linear_map_train": [({"profile": params["profile"], "linear_map": params["linear_map"]}, True)],
-        "sparsity": [(c, False) for name, row in grid.items() for c in row_file(params, name, row).cells],
-        "architecture": [(c, False) for f in architecture_files(params) for c in f.cells],
-        "attention_bias": [(attention_bias.run_config(params, s), False) for s in attention_bias.strengths(params)],
-        "ca_state_size": [(c, False) for f in automata_files(params) for c in f.cells],
-        "ca_architecture": [(c, False) for f in architecture_files(params, "ca_architecture") for c in f.cells],
-        "mixers": [(c, False) for _, c in mixers.cells(params)],
-        "precision": [(c, f.checkpoints) for f in precision_files(params) for c in f.cells],
-    }
+    """Training stage -> its (cell, with_checkpoints), on the active profile: every experiment's
+    declared cells (emergence/experiments/)."""
+    return {e.train_stage: cells(params, e.name) for e, cells in entry_points("cells")}
 
 
 def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:

@@ -2,15 +2,20 @@
 module (and of any Python files among its other deps, such as the report chapters), so
 `dvc.yaml` cannot forget a file the stage runs. `python -m emergence.pipeline.dependencies --check`
 compares them, `--write` rewrites the lists (tests/test_dependencies.py runs the check).
-The closure itself is emergence/common/import_closure.py's, the one the cell cache keys by.
+The closure itself is emergence/common/import_closure.py's, the one the cell cache keys by,
+widened by what a stage resolves by name: every experiment's declaration where the closure
+holds the declarations' reader, and the modules an experiment names for each kind of entry
+the closure resolves (an `entry_points("rules")` call: every declared rules module).
 """
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
 
 from emergence.common.import_closure import LOCAL_PACKAGES, REPO_ROOT, closure, module_path
+from emergence.experiments import declaration
 from emergence.pipeline.stage import read_pipeline
 
 DVC_FILE = "dvc.yaml"
@@ -40,6 +45,37 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
     return entries
 
 
+DECLARATIONS = "emergence/experiments/declaration.py"
+
+
+def _resolved_kinds(path: Path) -> set[str]:
+    """The kinds of entry a module resolves: the constant argument of each `entry_points(...)` call."""
+    kinds = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if name == "entry_points":
+                kinds.add(node.args[0].value)
+    return kinds
+
+
+def executed(entries: list[Path], root: Path = REPO_ROOT) -> list[str]:
+    """The closure of `entries` with what it resolves by name (the experiments' declarations
+    and the modules they name for each kind the closure resolves), to a fixed point."""
+    entries = list(entries)
+    while True:
+        files = closure(entries, root)
+        more = []
+        if DECLARATIONS in files:
+            more += sorted((root / DECLARATIONS).parent.glob("*.py"))
+            for kind in set().union(*(_resolved_kinds(root / f) for f in files if f.endswith(".py"))):
+                more += [module_path(m, root) for m in declaration.entry_modules(kind)]
+        wider = closure(entries + more, root)
+        if wider == files:
+            return files
+        entries += more
+
+
 def _stages(root: Path) -> dict[str, dict]:
     """dvc.yaml's stages (a foreach stage's `do` body), with `${paths.*}` filled in."""
     dvc = read_pipeline(root)
@@ -59,7 +95,7 @@ def expected_deps(root: Path = REPO_ROOT) -> dict[str, list[str]]:
     out = {}
     for name, body in _stages(root).items():
         deps = [d for d in body.get("deps", [])]
-        out[name] = [f for f in closure(stage_entries(body["cmd"], deps, root), root)
+        out[name] = [f for f in executed(stage_entries(body["cmd"], deps, root), root)
                      if _is_library(f) and (root / f).stat().st_size > 0]
     return out
 

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from emergence.claims.scorecard import SECTIONS, Context, read_paper_claims, read_result
+from emergence.claims.scorecard import Context, read_paper_claims, read_result, rule_sections
 from emergence.claims.stability import Result, resampled_verdicts
 from emergence.common.io import write_json
 from emergence.pipeline.config import load_params
@@ -45,7 +45,7 @@ DECIDED = ("reproduced", "not reproduced")
 def section_of(claim_id: str, results: dict[str, Result], ctx: Context):
     """The scorecard section whose rules return `claim_id`, applied once to find it."""
     known = []
-    for name, rules, inputs in SECTIONS:
+    for name, rules, inputs in rule_sections():
         if all(i in results for i in inputs):
             keys = [key for key, _ in rules(*(results[i] for i in inputs), ctx)]
             if claim_id in keys:
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     paths = pipeline_paths()
     claims = {**params["claims"], "n_boot": args.resamples, "n_perm": args.resamples}
     ctx = Context(claims, read_paper_claims(Path(paths["paper_claims"])))
-    names = {i for _, _, inputs in SECTIONS for i in inputs}
+    names = {i for _, _, inputs in rule_sections() for i in inputs}
     for override in args.result:
         name, _, path = override.partition("=")
         if name not in names or not path:

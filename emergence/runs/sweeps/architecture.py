@@ -68,6 +68,10 @@ def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFil
             for name, cell in sorted(cells.items()) if on_profile(cell, params["profile"])]
 
 
+def planned_cells(params: dict, name: str = "architecture") -> list[tuple[dict, bool]]:
+    return [(c, False) for f in sweep_files(params, name) for c in f.cells]
+
+
 def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:
     """Train (or load) every cell this profile runs; write out_dir/<cell>.nc atomically as a folder."""
     return write_sweep(sweep_files(params, sweep_name), out_dir, scratch, params["execution"])

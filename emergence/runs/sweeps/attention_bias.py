@@ -42,6 +42,10 @@ def run_config(params: dict, strength: float) -> dict:
     return config
 
 
+def planned_cells(params: dict, name: str = NAME) -> list[tuple[dict, bool]]:
+    return [(run_config(params, s), False) for s in strengths(params)]
+
+
 def run(params: dict, scratch: Path) -> xr.Dataset:
     b, values = params["interventions"][NAME], strengths(params)
     return trained_file(SweepFile(NAME, [run_config(params, c) for c in values],

@@ -80,6 +80,10 @@ def sweep_files(params: dict) -> list[SweepFile]:
             for S in sweep["state_sizes"]]
 
 
+def planned_cells(params: dict, name: str = SWEEP) -> list[tuple[dict, bool]]:
+    return [(c, False) for f in sweep_files(params) for c in f.cells]
+
+
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     """Train (or load) every (S, c) cell; write out_dir/S<S>.nc (cells along `strength`) as one folder."""
     return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])

@@ -179,6 +179,10 @@ def cells(params: dict) -> list[tuple[str, dict]]:
     return out
 
 
+def planned_cells(params: dict, name: str = SWEEP) -> list[tuple[dict, bool]]:
+    return [(c, False) for _, c in cells(params)]
+
+
 def parameter_counts(params: dict, planned: list[tuple[str, dict]]) -> dict[str, int]:
     out = {}
     for name, config in planned:

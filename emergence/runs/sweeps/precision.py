@@ -78,5 +78,9 @@ def sweep_files(params: dict) -> list[SweepFile]:
     return files
 
 
+def planned_cells(params: dict, name: str = "precision") -> list[tuple[dict, bool]]:
+    return [(c, f.checkpoints) for f in sweep_files(params) for c in f.cells]
+
+
 def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
     return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])

@@ -58,6 +58,12 @@ def row_file(params: dict, row_name: str, row: dict) -> SweepFile:
                       "profile": params["profile"]}, dim="sparsity", values=sparsities)
 
 
+def planned_cells(params: dict, name: str = SWEEP) -> list[tuple[dict, bool]]:
+    """Every cell this profile trains, across the rows (one DVC stage each)."""
+    return [(c, False) for row_name, row in params["sweeps"][name]["grid"].items()
+            for c in row_file(params, row_name, row).cells]
+
+
 def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
     """Train (or load from the cell cache) every cell of a row that this profile runs."""
     spec = row_file(params, row_name, row)
