@@ -13,7 +13,7 @@ from pathlib import Path
 from emergence.analysis.summary_metrics import plot_tables, summary_metrics
 from emergence.claims.scorecard import json_safe, read_result
 from emergence.common.io import atomic_dir, atomic_path
-from emergence.experiments.declaration import entry_points
+from emergence.common.experiments import entry_points
 from emergence.pipeline.stage import pipeline_paths, stage_run
 
 if __name__ == "__main__":

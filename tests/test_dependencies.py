@@ -23,6 +23,40 @@ def test_dvc_yaml_declares_exactly_what_each_stage_executes():
     assert deps.mismatches() == {}, "run `python -m emergence.pipeline.dependencies --write`"
 
 
+def test_dvc_yaml_holds_what_the_experiments_declare():
+    assert not deps.generated_out_of_date(), "run `python -m emergence.pipeline.dependencies --write`"
+
+
+def test_an_experiment_with_generated_stages_is_written_rewritten_and_removed():
+    from emergence.common.experiments import Experiment, experiments
+
+    text = (REPO_ROOT / "dvc.yaml").read_text()
+    toy = Experiment(name="toy", title="a toy", params="sweeps.toy", chapter="10_toy", figure="fig-toy",
+                     files="m:files", summarize="m:summarize", reads=("linear_map.train",),
+                     metrics="m:metrics", metrics_read=("toy_summary",), rules="m:rules", rules_read=("toy_summary",))
+    declared = experiments() + (toy,)
+    written = deps.with_experiments(text, declared)
+    dvc = yaml.safe_load(written)
+    paths = next(v["paths"] for v in dvc["vars"] if "paths" in v)
+    assert paths["toy_cells"] == "data/experiments/toy/cells" and paths["toy_summary"] == "data/experiments/toy/summary.nc"
+    assert dvc["stages"]["toy"]["cmd"] == "python -m stages.experiment toy ${paths.toy_cells}"
+    assert dvc["stages"]["toy"]["params"] == ["profile", "execution", "linear_map.train", "sweeps.toy"]
+    assert dvc["stages"]["toy_summary"]["deps"][-1] == "${paths.toy_cells}"
+    for reader in ("summary_metrics", "claims_scorecard", "report_notebooks"):
+        assert "${paths.toy_summary}" in dvc["stages"][reader]["deps"], reader
+    assert list(dvc["stages"]).index("toy_summary") < list(dvc["stages"]).index("summary_metrics")
+    assert deps.with_experiments(written, declared) == written  # idempotent
+    renamed = deps.with_experiments(written, experiments() + (replace_title(toy),))
+    assert "  # another title\n" in renamed and renamed.count("  toy:\n") == 1
+    removed = deps.with_experiments(written, experiments())
+    assert removed == text  # its stages, paths and readers' deps gone
+
+
+def replace_title(e):
+    from dataclasses import replace
+    return replace(e, title="another title")
+
+
 def test_closure_follows_imports_at_any_depth(tmp_path):
     pkg = tmp_path / "emergence"
     pkg.mkdir()

@@ -8,13 +8,15 @@ import pytest
 import yaml
 
 from emergence.common.import_closure import REPO_ROOT
-from emergence.experiments.declaration import KINDS, Experiment, experiments, resolve
+from emergence.common.experiments import KINDS, Experiment, experiments, resolve
+from emergence.pipeline import dependencies
 from emergence.pipeline.stage import pipeline_paths, read_pipeline
 
-# The pipeline's own stages: validation before everything, and the stages that read every
-# experiment's results (which of them each reads is its declaration's `*_read`).
-PIPELINE_STAGES = ("validate_params", "summary_metrics", "claims_scorecard", "report_notebooks", "report_render")
-READERS = {"metrics_read": ("summary_metrics", "report_notebooks"), "rules_read": ("claims_scorecard", "report_notebooks")}
+# The pipeline's own stages: validation before everything, the stages that read every
+# experiment's results (which of them each reads is its declaration's `*_read`), the renderer.
+PIPELINE_STAGES = ("validate_params", *dependencies.READERS, "report_render")
+READERS = {field: tuple(stage for stage, fields in dependencies.READERS.items() if field in fields)
+           for field in ("metrics_read", "rules_read")}
 
 DECLARED = experiments()
 
@@ -35,8 +37,8 @@ def declaration_problems(experiment: Experiment, root=REPO_ROOT) -> list[str]:
     """What in the repository disagrees with `experiment`'s declaration, each naming the file to edit."""
     own = f"emergence/experiments/{experiment.name}.py"
     stages, paths = read_pipeline(root)["stages"], pipeline_paths(root)
-    problems = [f"dvc.yaml: no stage {s!r} ({own} declares it)" for s in experiment.stages if s not in stages]
-    if experiment.train_stage is not None and experiment.train_stage not in experiment.stages:
+    problems = [f"dvc.yaml: no stage {s!r} ({own} declares it)" for s in experiment.stage_names() if s not in stages]
+    if experiment.train_stage is not None and experiment.train_stage not in experiment.stage_names():
         problems.append(f"{own}: train_stage {experiment.train_stage!r} is not one of its stages")
     for field, readers in READERS.items():
         for result in getattr(experiment, field):
@@ -66,6 +68,8 @@ def test_each_declared_entry_resolves_to_what_its_reader_calls(experiment):
             target = resolve(reference)
             assert is_dataclass(target) if kind == "args" else callable(target), (experiment.name, kind, reference)
     assert (experiment.cells is None) == (experiment.train_stage is None), experiment.name
+    assert experiment.generated == (experiment.summarize is not None) and not (experiment.generated and experiment.cells)
+    assert experiment.generated != bool(experiment.stages), experiment.name  # its own stages, or generated ones
     assert bool(experiment.metrics) == bool(experiment.metrics_read), experiment.name
     assert bool(experiment.rules) == bool(experiment.rules_read), experiment.name
 
@@ -75,7 +79,7 @@ def test_every_stage_and_chapter_belongs_to_one_experiment():
     the scorecard: it fails here."""
     owners: dict[str, str] = {}
     for e in DECLARED:
-        for stage in e.stages:
+        for stage in e.stage_names():
             assert stage not in owners, f"stage {stage}: declared by both {owners[stage]} and {e.name}"
             owners[stage] = e.name
     undeclared = set(read_pipeline()["stages"]) - set(owners) - set(PIPELINE_STAGES)
@@ -107,4 +111,4 @@ def test_one_name_per_experiment():
     its stages start with it (the language models' with `lm_`)."""
     for e in DECLARED:
         assert e.params.split(".")[-1] in (e.name, "language_model"), e
-        assert all(s.startswith(e.name) for s in e.stages) or e.name == "language_models", e
+        assert all(s.startswith(e.name) for s in e.stage_names()) or e.name == "language_models", e

@@ -10,14 +10,14 @@ from emergence.common.import_closure import REPO_ROOT
 # (claims) read results, they never train, and the runs never decide a claim.
 LAYERS = {
     "common": 0,    # schema, I/O, params files, provenance, code versions
-    "experiments": 0,  # what each experiment is: its code named as "module:attribute" strings, not imported
     "core": 1,      # the science: tasks, model, mixers, hooks, metrics, training
     "analysis": 2,  # event statistics, survival, mirage, patching
     "runs": 3,      # cells, the cell cache, the executor, sweeps, language models, Pythia
     "claims": 3,    # verdict rules, the scorecard, stability
-    "pipeline": 4,  # stages' plumbing, validated config, dependencies, the plan, the prebuild pool
-    "report": 5,    # tables, index, rendering, the comparison of two runs
-    "tools": 6,     # benchmark, plain loop, seed power, pilots: nothing imports them
+    "experiments": 4,  # one declaration per experiment (and an added experiment's own code): nothing imports them
+    "pipeline": 5,  # stages' plumbing, validated config, dependencies, the plan, the prebuild pool
+    "report": 6,    # tables, index, rendering, the comparison of two runs
+    "tools": 7,     # benchmark, plain loop, seed power, pilots: nothing imports them
 }
 PACKAGE = REPO_ROOT / "emergence"
 MAX_MODULES = 12
@@ -120,20 +120,31 @@ def test_no_import_cycle_between_modules():
             visit(node, [])
 
 
-# Who resolves each kind of an experiment's named code (emergence/experiments/declaration.py):
-# the code must sit in that layer or below, as if it were imported there.
-RESOLVED_IN = {"rules": "claims", "metrics": "analysis", "args": "runs", "cells": "runs"}
+# Who resolves each kind of an experiment's named code (emergence/common/experiments.py): the
+# code sits in that layer or below, as if it were imported there, or in the experiment's own
+# module (emergence/experiments/<name>.py), which only the reader of the kind imports.
+RESOLVED_IN = {"rules": "claims", "metrics": "analysis", "args": "runs", "cells": "runs", "files": "runs",
+               "summarize": "runs"}
 
 
 def test_an_experiments_named_code_sits_where_its_reader_could_import_it():
-    from emergence.experiments.declaration import KINDS, experiments
+    from emergence.common.experiments import KINDS, experiments
 
     assert set(RESOLVED_IN) == set(KINDS)
     for declared in experiments():
         for kind, reader in RESOLVED_IN.items():
-            reference = declared.entry(kind)
-            if reference:
-                layer = _package_of(reference.partition(":")[0])
+            module = (declared.entry(kind) or "").partition(":")[0]
+            if module and module != f"emergence.experiments.{declared.name}":
+                layer = _package_of(module)
                 assert layer in LAYERS and LAYERS[layer] <= LAYERS[reader], (
-                    f"emergence/experiments/{declared.name}.py: its {kind} {reference} is in {layer}, "
+                    f"emergence/experiments/{declared.name}.py: its {kind} {module} is in {layer}, "
                     f"above {reader}, which reads it")
+
+
+def test_nothing_imports_an_experiment_module():
+    """Declarations are read from source and their code resolved by name, by the reader of
+    each kind alone: an import would widen every importer's deps to every experiment."""
+    importers = [f"{path.relative_to(REPO_ROOT)} -> {name}" for path in _modules(PACKAGE) + _modules(REPO_ROOT / "stages")
+                 for name in _imports(path, submodules=True) if name.startswith("emergence.experiments.")
+                 and path.parent.name != "experiments"]
+    assert importers == []

@@ -192,7 +192,7 @@ def test_every_row_links_a_figure_its_chapter_draws():
     import re
 
     from emergence.claims.scorecard import FIGURES
-    from emergence.experiments.declaration import experiments
+    from emergence.common.experiments import experiments
     from emergence.pipeline.config import REPO_ROOT
 
     labels = {p.stem: set(re.findall(r"^#\| label: (fig-[\w-]+)", p.read_text(), flags=re.M))

@@ -31,7 +31,7 @@ from emergence.claims.verdicts import Arm, Verdict
 from emergence.common import lm_variants as lv
 from emergence.common.io import read_netcdf
 from emergence.common.params import architecture_seeds
-from emergence.experiments.declaration import entry_points, experiment
+from emergence.common.experiments import entry_points, experiment, experiments
 
 # rows whose figure is not their chapter's first
 FIGURES = {"lm-abrupt": "fig-lm-abrupt", "lm-patching": "fig-lm-patching", "lm-sharpening": "fig-lm-patching",
@@ -986,26 +986,41 @@ OPTIONAL_FIELDS = {"setting": dict}  # parameter -> the values the paper states 
 
 
 def read_paper_claims(path: Path) -> dict:
-    """The rows' statements (data/paper/claims.yaml), each with the fields PAPER_CLAIM_FIELDS
-    names, a `kind` from KINDS, and where given a `setting` of lists; anything else stops with
-    the row and the field named."""
+    """The rows' statements (data/paper/claims.yaml, and the rows experiments declare of their
+    own, `Experiment.claims`), each with the fields PAPER_CLAIM_FIELDS names, a `kind` from
+    KINDS (an experiment's own: not the paper's), and where given a `setting` of lists; anything
+    else stops with the row, the field and the file named."""
     rows = yaml.safe_load(Path(path).read_text())
     for key, row in rows.items():
-        fields = row if isinstance(row, dict) else {}
-        missing = sorted(set(PAPER_CLAIM_FIELDS) - set(fields))
-        unknown = sorted(set(fields) - set(PAPER_CLAIM_FIELDS) - set(OPTIONAL_FIELDS))
-        if missing or unknown:
-            raise ValueError(f"{path}: {key}: fields {sorted(PAPER_CLAIM_FIELDS)}"
-                             + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
-        for field, kind in PAPER_CLAIM_FIELDS.items():
-            if not isinstance(fields[field], kind):
-                raise ValueError(f"{path}: {key}.{field}: {kind}, got {fields[field]!r}")
-        if fields["kind"] not in KINDS:
-            raise ValueError(f"{path}: {key}.kind: one of {list(KINDS)}, got {fields['kind']!r}")
-        setting = fields.get("setting", {})
-        if not isinstance(setting, dict) or not all(isinstance(v, list) and v for v in setting.values()):
-            raise ValueError(f"{path}: {key}.setting: parameter -> a non-empty list of values, got {setting!r}")
+        _check_claim_row(key, row, path)
+    for e in experiments():
+        source = f"emergence/experiments/{e.name}.py"
+        for key, row in e.claims.items():
+            if key in rows:
+                raise ValueError(f"{source}: claim {key!r} is already a row of {path}")
+            _check_claim_row(key, row, source)
+            if row["kind"] == "paper":
+                raise ValueError(f"{source}: {key}.kind: an experiment's own claim is an extension or a control; "
+                                 f"the paper's claims, with its numbers, are rows of {path}")
+            rows[key] = row
     return rows
+
+
+def _check_claim_row(key: str, row, path) -> None:
+    fields = row if isinstance(row, dict) else {}
+    missing = sorted(set(PAPER_CLAIM_FIELDS) - set(fields))
+    unknown = sorted(set(fields) - set(PAPER_CLAIM_FIELDS) - set(OPTIONAL_FIELDS))
+    if missing or unknown:
+        raise ValueError(f"{path}: {key}: fields {sorted(PAPER_CLAIM_FIELDS)}"
+                         + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
+    for field, kind in PAPER_CLAIM_FIELDS.items():
+        if not isinstance(fields[field], kind):
+            raise ValueError(f"{path}: {key}.{field}: {kind}, got {fields[field]!r}")
+    if fields["kind"] not in KINDS:
+        raise ValueError(f"{path}: {key}.kind: one of {list(KINDS)}, got {fields['kind']!r}")
+    setting = fields.get("setting", {})
+    if not isinstance(setting, dict) or not all(isinstance(v, list) and v for v in setting.values()):
+        raise ValueError(f"{path}: {key}.setting: parameter -> a non-empty list of values, got {setting!r}")
 
 
 def read_scorecard(path: Path) -> dict:

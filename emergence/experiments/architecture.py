@@ -1,6 +1,6 @@
 """Claims 6 and 7: heads, head size, width and depth, on the linear map (the rules read the
 automata's shapes too, ca_architecture)."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="architecture", title="heads, width and depth on the linear map", params="sweeps.architecture",

@@ -1,5 +1,5 @@
 """Claim 5 on the linear map: a bias towards the relevant tokens shortens the plateau."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="attention_bias", title="an attention bias towards the relevant tokens",

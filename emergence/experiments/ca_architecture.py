@@ -1,6 +1,6 @@
 """Claims 6 and 7 on the cellular automata: the same model shapes as `architecture` (whose
 rules decide both tasks)."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="ca_architecture", title="heads, width and depth on the automata", params="sweeps.ca_architecture",

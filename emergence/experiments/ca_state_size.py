@@ -1,6 +1,6 @@
 """Claims 4 and 5 on the cellular automata: the plateau against the state size S, with and
 without an attention bias towards the window."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="ca_state_size", title="the automata's plateau against state size and bias",

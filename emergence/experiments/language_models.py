@@ -2,7 +2,7 @@
 steps, recovered by patching a few heads, sped up by pre-pretraining; Pythia where enabled.
 Its models train through emergence/runs/lm_builds.py (variants, not cells), which the plan
 reads apart."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="language_models", title="capabilities of small language models", params="language_model",

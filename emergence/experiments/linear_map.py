@@ -1,6 +1,6 @@
 """Claims 1 and 2 on the paper's first task: a sparse linear map learned after a plateau,
 each output bit at its own random time, each with its own attention head."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="linear_map", title="the sparse linear map, seed by seed", params="linear_map",

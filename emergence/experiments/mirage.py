@@ -1,6 +1,6 @@
 """Is emergence a mirage of the metric (Schaeffer et al. 2023)? Every task's jumps read with a
 continuous metric, at several test-set sizes, and forecast from their start."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="mirage", title="emergence against the metric and the test set", params="mirage",

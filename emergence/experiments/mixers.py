@@ -1,5 +1,5 @@
 """Claim 8: the causal MLP-Mixer against the transformer, and the recurrent sequence mixers."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="mixers", title="sequence mixers against attention", params="sweeps.mixers",

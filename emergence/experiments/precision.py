@@ -1,6 +1,6 @@
 """Not a claim of the paper: does bfloat16 change the emergence statistics the claims read?
 The check that chose each profile's precision, rerun."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="precision", title="bfloat16 against float32", params="sweeps.precision",

@@ -1,5 +1,5 @@
 """Claim 4: the plateau grows with the sequence length S and peaks at intermediate sparsity s."""
-from emergence.experiments.declaration import Experiment
+from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="sparsity", title="plateau against sparsity and sequence length", params="sweeps.sparsity",

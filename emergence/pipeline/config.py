@@ -31,7 +31,7 @@ from emergence.common.schema import ConfigError, load, number
 from emergence.core.model import ModelArgs
 from emergence.core.tasks import cellular_automata, linear_map
 from emergence.core.train import TrainArgs
-from emergence.experiments.declaration import entry_points
+from emergence.common.experiments import entry_points
 from emergence.pipeline.stage import record_time, rerun_plan, stage_started, written_params
 from emergence.runs.executor import ExecutionArgs
 from emergence.runs.lm_probes import LanguageModelArgs

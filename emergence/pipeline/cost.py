@@ -44,7 +44,7 @@ import torch
 from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params
 from emergence.common.provenance import cpu_model
-from emergence.experiments.declaration import entry_points
+from emergence.common.experiments import entry_points
 from emergence.core.train import resolve_device, schedules
 from emergence.pipeline.config import load_params, validate
 from emergence.pipeline.stage import SCRATCH
@@ -60,8 +60,11 @@ from emergence.runs.timing import MIN_TIMED_STEPS, WARMUP_STEPS, language_model_
 
 def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
     """Training stage -> its (cell, with_checkpoints), on the active profile: every experiment's
-    declared cells (emergence/experiments/)."""
-    return {e.train_stage: cells(params, e.name) for e, cells in entry_points("cells")}
+    declared cells (emergence/experiments/), or those of the files it declares."""
+    out = {e.train_stage: cells(params, e.name) for e, cells in entry_points("cells")}
+    out.update({e.name: [(c, f.checkpoints) for f in files(params, e.name) for c in f.cells]
+                for e, files in entry_points("files")})
+    return out
 
 
 def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:

@@ -4,7 +4,7 @@ module (and of any Python files among its other deps, such as the report chapter
 compares them, `--write` rewrites the lists (tests/test_dependencies.py runs the check).
 The closure itself is emergence/common/import_closure.py's, the one the cell cache keys by,
 widened by what a stage resolves by name: every experiment's declaration where the closure
-holds the declarations' reader, and the modules an experiment names for each kind of entry
+holds their reader (emergence/common/experiments.py), and the modules an experiment names for each kind of entry
 the closure resolves (an `entry_points("rules")` call: every declared rules module).
 """
 from __future__ import annotations
@@ -15,10 +15,15 @@ import sys
 from pathlib import Path
 
 from emergence.common.import_closure import LOCAL_PACKAGES, REPO_ROOT, closure, module_path
-from emergence.experiments import declaration
+from emergence.common.experiments import Experiment, entry_modules, experiment, experiments
 from emergence.pipeline.stage import read_pipeline
 
 DVC_FILE = "dvc.yaml"
+# The stage scripts an experiment with generated stages runs, and the kind of its entry each resolves.
+GENERIC_STAGES = {"stages.experiment": "files", "stages.experiment_summary": "summarize"}
+# The stages that read every experiment's results: each gets the deps its readers declare.
+READERS = {"summary_metrics": ("metrics_read",), "claims_scorecard": ("rules_read",),
+           "report_notebooks": ("metrics_read", "rules_read")}
 
 
 def _is_library(dep: str) -> bool:
@@ -34,6 +39,9 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
     entries = [module_path(match.group(1), root)]
     if entries[0] is None:
         raise ValueError(f"stage command {cmd!r}: no module {match.group(1)} in this repository")
+    if match.group(1) in GENERIC_STAGES:  # the experiment it is run for names the code it executes
+        declared = experiment(cmd[match.end():].split()[0], root)
+        entries.append(module_path(declared.entry(GENERIC_STAGES[match.group(1)]).partition(":")[0], root))
     for dep in deps:
         path = root / dep
         if _is_library(dep) or "$" in dep:
@@ -45,7 +53,7 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
     return entries
 
 
-DECLARATIONS = "emergence/experiments/declaration.py"
+DECLARATIONS = "emergence/common/experiments.py"  # reads every emergence/experiments/ module
 
 
 def _resolved_kinds(path: Path) -> set[str]:
@@ -67,9 +75,9 @@ def executed(entries: list[Path], root: Path = REPO_ROOT) -> list[str]:
         files = closure(entries, root)
         more = []
         if DECLARATIONS in files:
-            more += sorted((root / DECLARATIONS).parent.glob("*.py"))
+            more += sorted((root / "emergence" / "experiments").glob("*.py"))
             for kind in set().union(*(_resolved_kinds(root / f) for f in files if f.endswith(".py"))):
-                more += [module_path(m, root) for m in declaration.entry_modules(kind)]
+                more += [module_path(m, root) for m in entry_modules(kind, root)]
         wider = closure(entries + more, root)
         if wider == files:
             return files
@@ -116,10 +124,113 @@ def mismatches(root: Path = REPO_ROOT) -> dict[str, dict[str, list[str]]]:
     return out
 
 
+def _begin(name: str) -> str:
+    return f"  # >>> generated from emergence/experiments/{name}.py by `python -m emergence.pipeline.dependencies --write`\n"
+
+
+def _end(name: str) -> str:
+    return f"  # <<< emergence/experiments/{name}.py\n"
+
+
+def generated_paths(e: Experiment) -> dict[str, str]:
+    return {f"{e.name}_cells": f"data/experiments/{e.name}/cells", f"{e.name}_summary": f"data/experiments/{e.name}/summary.nc"}
+
+
+def generated_stages(e: Experiment) -> str:
+    """dvc.yaml's two stages of an experiment whose stages are generated, without library deps
+    (the import closures add them)."""
+    section = e.params
+    train = ["profile", "execution", *e.reads, section]
+    summary = ["profile", *e.summary_reads, section]
+    lines = [_begin(e.name), f"  # {e.title}\n",
+             f"  {e.name}:\n", f"    cmd: python -m stages.experiment {e.name} ${{paths.{e.name}_cells}}\n",
+             "    deps:\n", "      - profiles/${profile}.yaml\n",
+             "    params:\n", *(f"      - {k}\n" for k in train),
+             "    outs:\n", f"      - ${{paths.{e.name}_cells}}\n", "\n",
+             f"  {e.name}_summary:\n",
+             f"    cmd: python -m stages.experiment_summary {e.name} ${{paths.{e.name}_cells}} ${{paths.{e.name}_summary}}\n",
+             "    deps:\n", "      - profiles/${profile}.yaml\n", f"      - ${{paths.{e.name}_cells}}\n",
+             "    params:\n", *(f"      - {k}\n" for k in summary),
+             "    outs:\n", f"      - ${{paths.{e.name}_summary}}\n", _end(e.name)]
+    return "".join(lines)
+
+
+def with_experiments(text: str, declared: tuple[Experiment, ...]) -> str:
+    """dvc.yaml's text with every generated experiment's paths and stages as its declaration
+    says (without library deps: `rewrite` adds them), stale generated blocks removed, and each
+    reader stage's deps holding every result the experiments' metrics and rules read."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    block = None
+    for line in lines:  # drop the generated blocks
+        m = re.match(r"^  # >>> generated from emergence/experiments/(\w+)\.py", line)
+        if m:
+            block = m.group(1)
+            continue
+        if block is not None:
+            if line == _end(block):
+                block = None
+                if out and out[-1] == "\n":
+                    out.pop()
+            continue
+        out.append(line)
+    lines = out
+    generated = [e for e in declared if e.generated]
+    # paths: appended at the end of vars.paths where missing
+    start = next(i for i, line in enumerate(lines) if re.match(r"^  - paths:\s*$", line)) + 1
+    end = start
+    while end < len(lines) and re.match(r"^      \S", lines[end]):
+        end += 1
+    wanted = {k: v for e in generated for k, v in generated_paths(e).items()}
+    stale = {line.split(":")[0].strip() for line in lines[start:end]
+             if re.match(r"^      \w+: data/experiments/", line) and line.split(":")[0].strip() not in wanted}
+    kept = [line for line in lines[start:end] if line.split(":")[0].strip() not in stale]
+    have = {line.split(":")[0].strip() for line in kept}
+    lines[start:end] = kept + [f"      {k}: {v}\n" for k, v in wanted.items() if k not in have]
+    # stages: before the first reader
+    first_reader = next(i for i, line in enumerate(lines) if re.match(rf"^  ({'|'.join(READERS)}):\s*$", line))
+    while first_reader > 0 and lines[first_reader - 1].startswith("  #"):
+        first_reader -= 1
+    blocks = [generated_stages(e) + "\n" for e in generated]
+    lines[first_reader:first_reader] = blocks
+    # readers' data deps
+    return "".join(_reader_deps(lines, declared, stale))
+
+
+def _reader_deps(lines: list[str], declared: tuple[Experiment, ...], stale: set[str]) -> list[str]:
+    """Each reader's deps with every result the declarations' readers read added, and those of
+    removed generated experiments (`stale` paths) dropped."""
+    out: list[str] = []
+    stage = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"^  ([\w-]+):\s*$", line)
+        if m:
+            stage = m.group(1)
+        out.append(line)
+        i += 1
+        if stage in READERS and re.match(r"^    deps:\s*$", line):
+            items = []
+            while i < len(lines) and re.match(r"^      - ", lines[i]):
+                items.append(lines[i])
+                i += 1
+            items = [item for item in items if item.split("#")[0].strip()[2:].strip()
+                     not in {f"${{paths.{k}}}" for k in stale}]
+            have = {item.split("#")[0].strip()[2:].strip() for item in items}
+            wanted = [f"${{paths.{r}}}" for e in declared for field in READERS[stage] for r in getattr(e, field)]
+            missing = list(dict.fromkeys(w for w in wanted if w not in have))
+            out.extend(items + [f"      - {w}\n" for w in missing])
+    return out
+
+
 def rewrite(root: Path = REPO_ROOT) -> bool:
-    """Replace each stage's library deps in dvc.yaml by its closure, keeping every other line
-    (comments, data deps, order). Returns whether the file changed."""
+    """Write the experiments' generated parts (`with_experiments`), then replace each stage's
+    library deps in dvc.yaml by its closure, keeping every other line (comments, data deps,
+    order). Returns whether the file changed."""
     path = root / DVC_FILE
+    original = path.read_text()
+    path.write_text(with_experiments(original, experiments(root)))
     text = path.read_text()
     want = expected_deps(root)
     lines = text.splitlines(keepends=True)
@@ -149,10 +260,19 @@ def rewrite(root: Path = REPO_ROOT) -> bool:
         out.append(line)
         i += 1
     new = "".join(out)
-    if new != text:
-        path.write_text(new)
-        return True
-    return False
+    path.write_text(new)
+    return new != original
+
+
+def _without_library(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not (re.match(r"^\s+- (\S+)\s*$", line) and _is_library(line.strip()[2:])))
+
+
+def generated_out_of_date(root: Path = REPO_ROOT) -> bool:
+    """Whether dvc.yaml's experiment parts differ from what the declarations generate."""
+    text = (root / DVC_FILE).read_text()
+    return _without_library(with_experiments(text, experiments(root))) != _without_library(text)
 
 
 def main(argv: list[str]) -> int:
@@ -161,6 +281,8 @@ def main(argv: list[str]) -> int:
         return 0
     if argv in ([], ["--check"]):
         bad = mismatches()
+        if generated_out_of_date():
+            bad["experiments"] = {"stale": ["the stages, paths or readers' deps emergence/experiments/ declares"]}
         for stage, diff in bad.items():
             for kind, files in diff.items():
                 if files:
