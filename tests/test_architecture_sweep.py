@@ -1,5 +1,6 @@
 import pytest
 
+from emergence.runs.cells import write_sweep
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import architecture as arch
 from emergence.analysis.architecture import summarize_architecture as summarize
@@ -23,7 +24,8 @@ def test_cell_config_sets_the_shape(params):
 
 
 def test_run_writes_only_this_profiles_cells_and_summarizes(tmp_path, params):
-    names = arch.run(params, tmp_path / "cells", tmp_path / "scratch")
+    names = write_sweep(arch.sweep_files(params, "architecture"), tmp_path / "cells", tmp_path / "scratch",
+                        params["execution"])
     assert names == ["H1_dh4_L1", "H2_dh4_L2"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["H1_dh4_L1.nc", "H2_dh4_L2.nc"]
     s = summarize(tmp_path / "cells", params["linear_map"]["analysis"], "architecture", "linear_map")

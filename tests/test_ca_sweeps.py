@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
 
+from emergence.runs.cells import write_sweep
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import architecture as arch
 from emergence.runs.sweeps import ca_state_size as sweep
 from emergence.analysis.architecture import summarize_architecture
-from stages.ca_state_size_summary import summarize as summarize_state_sizes
+from emergence.analysis.ca_state_size import summarize as summarize_state_sizes
 
 
 @pytest.fixture
@@ -36,9 +37,10 @@ def test_length_compensated_bias_keeps_the_initial_window_mass(params):
 
 
 def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
-    assert sweep.run(params, tmp_path / "cells", tmp_path / "scratch") == ["S0003", "S0005"]
+    assert write_sweep(sweep.sweep_files(params), tmp_path / "cells", tmp_path / "scratch", params["execution"]) == [
+        "S0003", "S0005"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["S0003.nc", "S0005.nc"]
-    s = summarize_state_sizes(tmp_path / "cells", params["cellular_automata"]["analysis"])
+    s = summarize_state_sizes(params, "ca_state_size", tmp_path / "cells")
     assert s["state_size"].values.tolist() == [3, 3, 5, 5]
     assert s["strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]
     assert s["applied_strength"].values.tolist() == [0.0, 30.0, 0.0, 30.0]  # constant scaling
@@ -49,7 +51,7 @@ def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
 
 
 def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
-    sweep.run(params, tmp_path / "a", tmp_path / "scratch")
+    write_sweep(sweep.sweep_files(params), tmp_path / "a", tmp_path / "scratch", params["execution"])
     from emergence.core import train
 
     def boom(*args, **kwargs):
@@ -57,7 +59,7 @@ def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
 
     monkeypatch.setattr(train, "train_step", boom)
     params["sweeps"]["ca_state_size"]["state_sizes"] = [5]  # a subset: every cell is cached
-    sweep.run(params, tmp_path / "b", tmp_path / "scratch")
+    write_sweep(sweep.sweep_files(params), tmp_path / "b", tmp_path / "scratch", params["execution"])
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["S0005.nc"]
 
 
@@ -66,7 +68,8 @@ def test_architecture_sweep_runs_on_the_automata(tmp_path, params):
     params["sweeps"]["ca_architecture"]["cells"] = {
         "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": ["depth"], "profiles": ["smoke"]},
         "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": ["depth"], "profiles": ["smoke"]}}
-    assert arch.run(params, tmp_path / "cells", tmp_path / "scratch", "ca_architecture") == ["H1_dh4_L1", "H1_dh4_L2"]
+    assert write_sweep(arch.sweep_files(params, "ca_architecture"), tmp_path / "cells", tmp_path / "scratch",
+                       params["execution"]) == ["H1_dh4_L1", "H1_dh4_L2"]
     s = summarize_architecture(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture",
                                "cellular_automata")
     assert s.attrs["task"] == "cellular_automata" and s["n_layer"].values.tolist() == [1, 2]

@@ -89,10 +89,11 @@ def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path)
 def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp_path):
     """The precision check's cells, bfloat16 twin included (its threads fixed), built by the
     pool's workers and then by the stage alone in this process with all its threads: same file."""
-    from emergence.runs.sweeps.precision import run
+    from emergence.runs.cells import write_sweep
+    from emergence.runs.sweeps.precision import sweep_files
 
     def write(params, scratch, folder):
-        run(params, folder / "cells", scratch)
+        write_sweep(sweep_files(params), folder / "cells", scratch, params["execution"])
         return folder / "cells" / "linear_map.nc"
 
     params = load_params(profile="smoke")
@@ -107,7 +108,8 @@ def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes
     the same file."""
     from emergence.pipeline.prebuild import prebuild
     from emergence.runs import build_log, executor
-    from emergence.runs.sweeps.precision import run
+    from emergence.runs.cells import write_sweep
+    from emergence.runs.sweeps.precision import sweep_files
 
     monkeypatch.setattr(executor, "usable_cores", lambda: 4)
     monkeypatch.setattr(build_log, "PIECES", {})
@@ -125,7 +127,7 @@ def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes
             assert build_log.POOLS and build_log.POOLS[0]["workers"] == 4          # four groups at once
             assert sorted(build_log.PIECES.values()) == [2, 2]
             del build_log.LOOKUPS[:]
-        run(params, tmp_path / name / "cells", scratch)
+        write_sweep(sweep_files(params), tmp_path / name / "cells", scratch, params["execution"])
         files[name] = ((tmp_path / name / "cells" / "linear_map.nc").read_bytes(),
                        sum(u["built"] for u in build_log.LOOKUPS))
     assert files["pooled"][1] == 0 and files["alone"][1] == 2 and files["pooled"][0] == files["alone"][0]

@@ -28,3 +28,10 @@ def summarize_architecture(cell_dir: Path, analysis: dict, sweep_name: str, task
     columns["families"] = np.array(families, dtype=str)
     return summary_dataset(analysed, names, columns, {"experiment": f"sweep:{sweep_name}", "task": task,
                                                       "analysis": analysis})
+
+
+def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
+    """The experiment `name`'s summary, with the thresholds of the one task whose analysis its
+    stage reads (architecture: the linear map's, ca_architecture: the automata's)."""
+    (task,) = [t for t in ("linear_map", "cellular_automata") if "analysis" in params.get(t, {})]
+    return summarize_architecture(cell_dir, params[task]["analysis"], name, task)

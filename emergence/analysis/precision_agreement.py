@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import jump_widths
+from emergence.analysis.events import analyse, jump_widths, unstack_cells
 from emergence.analysis.survival import (bootstrap_km_median, bootstrap_rows_km_median, km_median, km_median_of_rows,
                                 logrank_terms)
+from emergence.common.io import read_netcdf
 
 STATISTICS = ("plateau_end_step", "emergence_step", "final_loss", "unit_transition_width")
 MANY_SEEDS = 1000  # past this a forecast says only "more"
@@ -214,3 +216,49 @@ def agreement(a: dict[str, Rows], b: dict[str, Rows], *, alpha: float, margin: f
                        f"{smallest_p(n):.3g}, not below {threshold:.3g} "
                        f"({math.floor(math.log2(2 / threshold)) + 1} seeds can)")
     return "undecided", reasons, comparisons
+
+
+def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
+    """The check's summary: the (task, precision, statistic, bound) table of every compared run, the paired ratios
+    bf16 / float32 with their intervals and permutation p, and the verdicts."""
+    from emergence.core.precision import PRECISIONS  # here: importing this module needs no torch
+    settings = params["sweeps"][name]
+    tasks, n_boot, margin = settings["tasks"], settings["n_boot"], settings["margin"]
+    table = np.full((len(tasks), len(PRECISIONS), len(STATISTICS), 3), np.nan)
+    ratios = np.full((len(tasks), len(STATISTICS), 3), np.nan)
+    p_values = np.full((len(tasks), len(STATISTICS)), np.nan)
+    verdicts, reasons = [], []
+    for i, task in enumerate(tasks):
+        ds = read_netcdf(cell_dir / f"{task}.nc")
+        analysis = params[task]["analysis"]
+        rows = {}
+        for j, (precision, cell) in enumerate(unstack_cells(ds, "precision")):
+            analysed = analyse(cell, analysis)
+            stats = precision_statistics(analysed, n_boot, 1 - analysis["alpha"])
+            table[i, j] = [stats[s] for s in STATISTICS]
+            rows[str(precision)] = seed_rows(analysed)
+        verdict, why, comparisons = agreement(*(rows[p] for p in PRECISIONS), alpha=analysis["alpha"], margin=margin,
+                                              n_perm=n_boot, n_boot=n_boot)
+        ratios[i] = [(c.ratio, c.low, c.high) for c in comparisons]
+        p_values[i] = [c.p for c in comparisons]
+        if "precision" in ds.attrs:  # both cells resolved to one precision: no bfloat16 here
+            verdict, why = "undecided", [f"both runs trained in {ds.attrs['precision']} on this machine "
+                                         "(no fast bfloat16): nothing to compare"]
+        verdicts.append(verdict)
+        reasons.append("; ".join(why))
+    return xr.Dataset(
+        {"value": (("task", "precision", "statistic", "bound"), table,
+                   {"long_name": "statistic with its bootstrap interval over seeds (level 1 - alpha)"}),
+         "ratio": (("task", "statistic", "bound"), ratios,
+                   {"long_name": f"{PRECISIONS[1]} over {PRECISIONS[0]} on the same seeds, with the paired "
+                                 "bootstrap interval (level 1 - alpha)"}),
+         "p_value": (("task", "statistic"), p_values,
+                     {"long_name": "two-sided sign-flip permutation p of the ratio (each seed's pair swapped)"}),
+         "verdict": (("task",), np.array(verdicts, dtype=str)),
+         "reasons": (("task",), np.array(reasons, dtype=str))},
+        coords={"task": np.array(tasks, dtype=str), "precision": np.array(PRECISIONS, dtype=str),
+                "statistic": np.array(STATISTICS, dtype=str), "bound": np.array(["value", "low", "high"], dtype=str)},
+        attrs={"experiment": f"sweep:{name}", "n_boot": n_boot, "margin": margin,
+               # every section's, compared or not: what this run trains in
+               "default_precision": ",".join(f"{name}:{section['train']['precision']}" for name, section in params.items()
+                                             if isinstance(section, dict) and "precision" in section.get("train", {}))})

@@ -5,8 +5,10 @@ from emergence.common.experiments import Experiment
 EXPERIMENT = Experiment(
     name="ca_architecture", title="heads, width and depth on the automata", params="sweeps.ca_architecture",
     chapter="04_architecture", figure="fig-architecture-ca",
-    stages=("ca_architecture", "ca_architecture_summary"),
     args="emergence.runs.sweeps.architecture:ArchitectureSweepArgs",
-    cells="emergence.runs.sweeps.architecture:planned_cells", train_stage="ca_architecture",
+    files="emergence.runs.sweeps.architecture:sweep_files", summarize="emergence.analysis.architecture:summarize",
+    reads=("cellular_automata.task", "cellular_automata.model.norm", "cellular_automata.model.positional",
+           "cellular_automata.bias", "cellular_automata.train"),
+    summary_reads=("cellular_automata.analysis",),
     metrics="emergence.analysis.summary_metrics:architecture_metrics", metrics_read=("ca_architecture_summary",),
 )

@@ -5,9 +5,10 @@ from emergence.common.experiments import Experiment
 EXPERIMENT = Experiment(
     name="ca_state_size", title="the automata's plateau against state size and bias",
     params="sweeps.ca_state_size", chapter="05_cellular_automata", figure="fig-ca-plateau",
-    stages=("ca_state_size", "ca_state_size_summary"),
     args="emergence.runs.sweeps.ca_state_size:StateSizeSweepArgs",
-    cells="emergence.runs.sweeps.ca_state_size:planned_cells", train_stage="ca_state_size",
+    files="emergence.runs.sweeps.ca_state_size:sweep_files", summarize="emergence.analysis.ca_state_size:summarize",
+    reads=("cellular_automata.task", "cellular_automata.model", "cellular_automata.bias", "cellular_automata.train"),
+    summary_reads=("cellular_automata.analysis",),
     metrics="emergence.analysis.summary_metrics:ca_state_size_metrics", metrics_read=("ca_state_size_summary",),
     rules="emergence.claims.scorecard:automata_claims", rules_read=("ca_state_size_summary",),
 )

@@ -4,19 +4,18 @@ Each cell of `sweeps.<sweep>.cells` is a model shape (n_head, d_head, n_layer) w
 d_model = n_head * d_head and d_mlp = mlp_ratio * d_model; task, optimiser and budget come
 from the sweep and the task's section (`architecture` runs the linear map, `ca_architecture`
 the cellular automata). One stage per sweep writes one NetCDF per cell this profile runs;
-the summary stage (stages/architecture_summary.py) analyses them with the task's
+its summary (emergence/analysis/architecture.py) analyses them with the task's
 thresholds.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 
 from emergence.common.params import on_profile
 from emergence.common.schema import ConfigError, number
-from emergence.runs.cells import Budget, SweepFile, with_budget, write_sweep
+from emergence.runs.cells import Budget, SweepFile, with_budget
 
 SWEEPS = {"architecture": "linear_map", "ca_architecture": "cellular_automata"}
 Profile = Literal["default", "smoke", "paper"]
@@ -67,11 +66,3 @@ def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFil
     return [SweepFile(name, [cell_config(params, cell, sweep_name)], {"cell": name, "families": "+".join(cell["families"])})
             for name, cell in sorted(cells.items()) if on_profile(cell, params["profile"])]
 
-
-def planned_cells(params: dict, name: str = "architecture") -> list[tuple[dict, bool]]:
-    return [(c, False) for f in sweep_files(params, name) for c in f.cells]
-
-
-def run(params: dict, out_dir: Path, scratch: Path, sweep_name: str = "architecture") -> list[str]:
-    """Train (or load) every cell this profile runs; write out_dir/<cell>.nc atomically as a folder."""
-    return write_sweep(sweep_files(params, sweep_name), out_dir, scratch, params["execution"])

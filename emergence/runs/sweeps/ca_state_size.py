@@ -4,7 +4,7 @@ attention bias (claims 4, 5).
 For each S of `sweeps.ca_state_size.state_sizes` and each bias strength c (0 is the
 control), the cellular_automata section is trained with S cells per state and a token batch
 held fixed across S (batch_tokens // (S * n_states) sequences per step). One NetCDF per S
-stacks its cells along `strength`. The summary stage (stages/ca_state_size_summary.py)
+stacks its cells along `strength`. Its summary (emergence/analysis/ca_state_size.py)
 analyses every cell with the cellular_automata thresholds (changing one never retrains).
 
 An additive bias c on the 3-cell window puts less and less attention mass on it as the
@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 
 from emergence.common.schema import ConfigError, number
-from emergence.runs.cells import Budget, SweepFile, with_budget, write_sweep
+from emergence.runs.cells import Budget, SweepFile, with_budget
 
 SWEEP = "ca_state_size"
 TASK = "cellular_automata"
@@ -69,8 +68,8 @@ def cell_config(params: dict, state_size: int, strength: float) -> dict:
     return config
 
 
-def sweep_files(params: dict) -> list[SweepFile]:
-    sweep = params["sweeps"][SWEEP]
+def sweep_files(params: dict, name: str = SWEEP) -> list[SweepFile]:
+    sweep = params["sweeps"][name]
     values = strengths(sweep)
     return [SweepFile(f"S{S:04d}", [cell_config(params, S, c) for c in values],
                       {"experiment": f"sweep:{SWEEP}", "state_size": S, "profile": params["profile"],
@@ -79,11 +78,3 @@ def sweep_files(params: dict) -> list[SweepFile]:
                       dim="strength", values=values)
             for S in sweep["state_sizes"]]
 
-
-def planned_cells(params: dict, name: str = SWEEP) -> list[tuple[dict, bool]]:
-    return [(c, False) for f in sweep_files(params) for c in f.cells]
-
-
-def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
-    """Train (or load) every (S, c) cell; write out_dir/S<S>.nc (cells along `strength`) as one folder."""
-    return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])

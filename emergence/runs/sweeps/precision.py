@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from emergence.common.schema import ConfigError, number
 from emergence.core.precision import PRECISIONS
-from emergence.runs.cells import SweepFile, task_module, write_sweep
+from emergence.runs.cells import SweepFile, task_module
 
 MAX_FACTOR = 100
 MAX_SEEDS = 4096
@@ -56,9 +55,9 @@ class PrecisionCheckArgs:
                     raise ConfigError(f"{key}.{name}.{task}: expected int in [1, {limit}], got {value!r}")
 
 
-def sweep_files(params: dict) -> list[SweepFile]:
+def sweep_files(params: dict, name: str = "precision") -> list[SweepFile]:
     files = []
-    settings = params["sweeps"]["precision"]
+    settings = params["sweeps"][name]
     for task in settings["tasks"]:
         cells = []
         for precision in PRECISIONS:
@@ -77,10 +76,3 @@ def sweep_files(params: dict) -> list[SweepFile]:
                                dim="precision", values=list(PRECISIONS), checkpoints=task == "linear_map"))
     return files
 
-
-def planned_cells(params: dict, name: str = "precision") -> list[tuple[dict, bool]]:
-    return [(c, f.checkpoints) for f in sweep_files(params) for c in f.cells]
-
-
-def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
-    return write_sweep(sweep_files(params), out_dir, scratch, params["execution"])

@@ -1,24 +1,24 @@
-"""Stage ca_state_size_summary: emergence statistics of every (S, strength) cell of the
-automata's state-size sweep, with the cellular_automata thresholds (a threshold edit never retrains).
+"""The automata's state-size sweep summarised: every (S, c) cell's emergence statistics, with
+censoring (claims 4 and 5 on the automata; a threshold edit reanalyses, never retrains)."""
+from __future__ import annotations
 
-    python -m stages.ca_state_size_summary CELLS_DIR SUMMARY_NC
-"""
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from emergence.analysis.events import analyse, summary_dataset, unstack_cells
-from emergence.common.io import read_netcdf, write_netcdf
-from emergence.pipeline.stage import stage_run
+from emergence.common.io import read_netcdf
 
 SWEEP, TASK = "ca_state_size", "cellular_automata"
 
 
-def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
-    """(cell, seed) Dataset over every (S, c): emergence statistics with censoring."""
+def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
+    """(cell, seed) Dataset over every (S, c): emergence statistics with censoring, with the
+    automata's thresholds; the bias strength each cell applied and the attention mass on the
+    window at step 0."""
+    analysis = params[TASK]["analysis"]
     names, S_list, c_list, applied, initial_mass, analysed = [], [], [], [], [], []
     for f in sorted(cell_dir.glob("S*.nc")):
         ds = read_netcdf(f)
@@ -35,11 +35,5 @@ def summarize(cell_dir: Path, analysis: dict) -> xr.Dataset:
                                              "strength": np.array(c_list, dtype=float),
                                              "applied_strength": np.array(applied, dtype=float),
                                              "initial_parent_mass": np.array(initial_mass, dtype=float)},
-                           {"experiment": f"sweep:{SWEEP}", "task": TASK, "analysis": analysis,
+                           {"experiment": f"sweep:{name}", "task": TASK, "analysis": analysis,
                             "chance_accuracy": chance})
-
-
-if __name__ == "__main__":
-    cells, out = map(Path, sys.argv[1:])
-    with stage_run("ca_state_size_summary") as params:
-        write_netcdf(summarize(cells, params[TASK]["analysis"]), out)
