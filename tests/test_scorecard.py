@@ -592,3 +592,8 @@ def test_seed_dependence_is_decided_on_the_rare_skills_twin_where_there_is_one()
     # no twin (or a probes table from before the twin existed): decided on the main corpus, as before
     v = seed_dependence_of(lm_probes_of({("small", "digits"): together, ("small", "spans"): together}))
     assert v.verdict == "not reproduced" and "on the main corpus, no rare-skills twin trained" in v.reason
+
+
+def test_a_rule_deciding_a_claim_without_a_statement_row_names_where_it_goes():
+    with pytest.raises(KeyError, match=r"claims\.yaml.*emergence/experiments/"):
+        sc.Context({}, {}).common("lr-sweep-earlier")

@@ -134,15 +134,23 @@ class Context:
             return None
         return int(UNITS_ON_PROFILE[key](self.paper_profile))
 
+    def row(self, key: str) -> dict:
+        """Claim `key`'s statement row; a rule that decides a claim without one stops, naming
+        where the row goes."""
+        if key not in self.paper:
+            raise KeyError(f"claim {key!r}: no statement row; add it to data/paper/claims.yaml (a claim of the "
+                           "paper, with its number) or to its experiment's `claims` (emergence/experiments/<name>.py)")
+        return self.paper[key]
+
     def common(self, key: str) -> dict:
-        return dict(statement=self.paper[key]["statement"], paper=self.paper[key]["paper"])
+        return dict(statement=self.row(key)["statement"], paper=self.row(key)["paper"])
 
     def paper_budget(self, key: str) -> float | None:
-        return self.paper[key].get("budget")
+        return self.row(key).get("budget")
 
     def paper_setting(self, key: str) -> dict:
         """Parameter -> the values the paper states claim `key` at ({}: not tied to one)."""
-        return self.paper[key].get("setting", {})
+        return self.row(key).get("setting", {})
 
 
 # --- linear map (claims 1, 2) -------------------------------------------------------------
