@@ -136,5 +136,5 @@ def test_a_clone_pulls_the_results_from_the_default_remote_and_trains_nothing(sm
     sh([sys.executable, "-m", "emergence.pipeline.prebuild"], clone)
     assert not list((clone / "data" / ".scratch").rglob("*.nc"))  # no cell trained into the empty cache
     metrics = json.loads((clone / "data" / "metrics" / "summary.json").read_text())
-    assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "automata", "mixers",
+    assert {k.split(".")[0] for k in metrics} >= {"sparsity", "architecture", "ca_state_size", "mixers",
                                                    "language_models", "mirage", "precision", "attention_bias"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from emergence.common.import_closure import LOCAL_PACKAGES, REPO_ROOT, closure, module_path
@@ -56,15 +57,20 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
 DECLARATIONS = "emergence/common/experiments.py"  # reads every emergence/experiments/ module
 
 
-def _resolved_kinds(path: Path) -> set[str]:
+def _resolved_kinds(path: Path) -> frozenset[str]:
     """The kinds of entry a module resolves: the constant argument of each `entry_points(...)` call."""
+    return _kinds_in(path.read_text())
+
+
+@lru_cache(maxsize=None)
+def _kinds_in(source: str) -> frozenset[str]:
     kinds = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
             if name == "entry_points":
                 kinds.add(node.args[0].value)
-    return kinds
+    return frozenset(kinds)
 
 
 def executed(entries: list[Path], root: Path = REPO_ROOT) -> list[str]:
