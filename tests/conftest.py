@@ -19,13 +19,21 @@ def tiny_cfg():
 def pytest_collection_modifyitems(items):
     """Test files in this order: the one that reads the smoke build (its first test starts the
     build: minutes, while the other pytest-xdist workers run the unit tests), the unit tests,
-    then the files that edit copies of the build, which the workers share at the end. A stable
-    sort, so every worker sends the same order (the scheduler keeps it: --no-loadscope-reorder)."""
+    then the files that edit copies of the build, which the workers share at the end, the longest
+    first (`--durations` orders them; a short file last keeps one worker from finishing alone). A
+    stable sort, so every worker sends the same order (the scheduler keeps it: --no-loadscope-reorder)."""
     def rank(item):
         if not item.get_closest_marker("pipeline"):
-            return 1
-        return 2 if "smoke_repo" in item.fixturenames else 0
+            return 1, 0
+        if "smoke_repo" not in item.fixturenames:
+            return 0, 0
+        name = item.path.name
+        return 2, LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
     items.sort(key=rank)
+
+
+LONGEST_FIRST = ("test_pipeline_experiments.py", "test_pipeline_threshold.py", "test_extending.py",
+                 "test_pipeline_edits.py", "test_pipeline_code_edit.py")
 
 
 def pytest_sessionfinish(session):
