@@ -52,6 +52,15 @@ def test_an_experiment_with_generated_stages_is_written_rewritten_and_removed():
     assert deps._without_library(removed) == deps._without_library(text)  # its stages, paths, readers' deps gone
 
 
+def test_a_generated_stage_depends_on_its_own_declaration_and_a_reader_on_every_one():
+    want = deps.expected_deps()
+    declarations = {f"emergence/experiments/{p.stem}" + ".py" for p in (REPO_ROOT / "emergence" / "experiments").glob("[a-z]*.py")}
+    assert {f for f in want["ca_state_size_summary"] if f in declarations} == {"emergence/experiments/ca_state_size.py"}
+    assert "emergence/core/train.py" not in want["ca_state_size_summary"]  # a summary never runs the trainer
+    for reader in ("summary_metrics", "claims_scorecard", "validate_params"):
+        assert declarations <= set(want[reader]), reader
+
+
 def replace_title(e):
     from dataclasses import replace
     return replace(e, title="another title")

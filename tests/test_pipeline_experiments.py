@@ -23,7 +23,9 @@ pytestmark = pytest.mark.pipeline
 QUEUED = {
     "lr-2e-3": ("linear_map.train.lr=0.002", "linear_map_train", ["linear_map_train"]),
     "sparsity-3-seeds": ("profiles/smoke.yaml:sweeps.sparsity.n_seeds=3", "sparsity",  # the active overlay's key
-                         ["summary_metrics"]),
+                         # the stages the change reaches: the overlay is a file dep of every stage, so
+                         # its upstream would otherwise rerun too, each loading its cells from the cache
+                         ["--single-item", "sparsity", "sparsity_summary", "summary_metrics"]),
 }
 
 

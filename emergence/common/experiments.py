@@ -108,10 +108,11 @@ def experiments(root: Path = REPO_ROOT) -> tuple[Experiment, ...]:
 
 
 def experiment(name: str, root: Path = REPO_ROOT) -> Experiment:
-    for declared in experiments(root):
-        if declared.name == name:
-            return declared
-    raise KeyError(f"no experiment {name!r}: declared are {[e.name for e in experiments(root)]}")
+    """The experiment `name`, from its own module alone (a stage of one experiment reads no other)."""
+    path = root / "emergence" / "experiments" / f"{name}.py"
+    if not path.is_file():
+        raise KeyError(f"no experiment {name!r}: declared are {[e.name for e in experiments(root)]}")
+    return read_declaration(path)
 
 
 def entry_points(kind: str) -> list[tuple[Experiment, Any]]:

@@ -40,9 +40,11 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
     entries = [module_path(match.group(1), root)]
     if entries[0] is None:
         raise ValueError(f"stage command {cmd!r}: no module {match.group(1)} in this repository")
-    if match.group(1) in GENERIC_STAGES:  # the experiment it is run for names the code it executes
-        declared = experiment(cmd[match.end():].split()[0], root)
-        entries.append(module_path(declared.entry(GENERIC_STAGES[match.group(1)]).partition(":")[0], root))
+    if match.group(1) in GENERIC_STAGES:  # the experiment it is run for: its declaration and the code it names
+        name = cmd[match.end():].split()[0]
+        declared = experiment(name, root)
+        entries += [root / "emergence" / "experiments" / f"{name}.py",
+                    module_path(declared.entry(GENERIC_STAGES[match.group(1)]).partition(":")[0], root)]
     for dep in deps:
         path = root / dep
         if _is_library(dep) or "$" in dep:
@@ -55,6 +57,22 @@ def stage_entries(cmd: str, deps: list[str], root: Path = REPO_ROOT) -> list[Pat
 
 
 DECLARATIONS = "emergence/common/experiments.py"  # reads every emergence/experiments/ module
+
+
+EVERY_DECLARATION = ("experiments", "entry_points", "entry_modules")  # the readers of every declaration
+
+
+def _reads_every_declaration(path: Path) -> bool:
+    """Whether a module calls a reader of every experiment's declaration (`experiment(name)`, a
+    generated stage's, reads its own alone: stage_entries adds it)."""
+    return _calls_in(path.read_text()) & set(EVERY_DECLARATION) != set()
+
+
+@lru_cache(maxsize=None)
+def _calls_in(source: str) -> frozenset[str]:
+    return frozenset(node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                     for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+                     and isinstance(node.func, (ast.Name, ast.Attribute)))
 
 
 def _resolved_kinds(path: Path) -> frozenset[str]:
@@ -80,7 +98,8 @@ def executed(entries: list[Path], root: Path = REPO_ROOT) -> list[str]:
     while True:
         files = closure(entries, root)
         more = []
-        if DECLARATIONS in files:
+        readers = [f for f in files if f.endswith(".py") and f != DECLARATIONS and _reads_every_declaration(root / f)]
+        if DECLARATIONS in files and readers:
             more += sorted((root / "emergence" / "experiments").glob("*.py"))
             for kind in set().union(*(_resolved_kinds(root / f) for f in files if f.endswith(".py"))):
                 more += [module_path(m, root) for m in entry_modules(kind, root)]
