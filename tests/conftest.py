@@ -32,8 +32,8 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)
 
 
-LONGEST_FIRST = ("test_pipeline_experiments.py", "test_pipeline_threshold.py", "test_extending.py",
-                 "test_pipeline_edits.py", "test_pipeline_code_edit.py")
+LONGEST_FIRST = ("test_pipeline_threshold.py", "test_pipeline_experiments.py", "test_pipeline_edits.py",
+                 "test_extending.py", "test_pipeline_code_edit.py")
 
 
 def pytest_sessionfinish(session):
