@@ -5,7 +5,8 @@ import pytest
 from emergence.common.params import architecture_seeds
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import architecture as architecture_sweep, ca_state_size as ca_state_size_sweep, mixers as mc, sparsity as sparsity_sweep
-from stages.mixers_summary import summarize
+from emergence.analysis.mixers import summarize
+from emergence.runs.cells import write_sweep
 
 
 def test_transformer_cells_are_the_other_sweeps_cells():
@@ -165,7 +166,7 @@ def test_kernels_reach_the_mixer_cells_and_cuda_stops_before_training_without_a_
     for task in ("linear_map", "cellular_automata"):
         p[task]["train"]["device"] = "cpu"
     with pytest.raises(ValueError, match="kernels = cuda needs a CUDA device"):
-        mc.run(p, tmp_path / "out", tmp_path / "scratch")
+        write_sweep(mc.sweep_files(p), tmp_path / "out", tmp_path / "scratch", p["execution"])
     assert not (tmp_path / "out").exists()
 
 
@@ -173,7 +174,7 @@ def test_a_cell_outside_the_tolerance_stops_before_training(tmp_path):
     p = load_params(profile="smoke")
     p["sweeps"]["mixers"]["tolerance"] = 0.0
     with pytest.raises(ConfigError, match=r"sweeps\.mixers\.architectures\.\w+: \d+ parameters"):
-        mc.run(p, tmp_path / "out", tmp_path / "scratch")
+        write_sweep(mc.sweep_files(p), tmp_path / "out", tmp_path / "scratch", p["execution"])
     assert not (tmp_path / "out").exists() and not (tmp_path / "scratch").exists()
 
 
@@ -208,9 +209,9 @@ def test_run_and_summarize_on_a_tiny_budget(tmp_path):
     sweep["architectures"]["static_mixing"].update(n_seeds={"cellular_automata": 3}, tasks=None)  # both tasks
     sweep["architectures"]["transformer"]["n_seeds"] = None
     sweep["cellular_automata"]["n_seeds"] = sweep["linear_map"]["n_seeds"] = 2
-    names = mc.run(p, tmp_path / "cells", tmp_path / "scratch")
+    names = write_sweep(mc.sweep_files(p), tmp_path / "cells", tmp_path / "scratch", p["execution"])
     assert len(names) == 4
-    s = summarize(tmp_path / "cells", p)
+    s = summarize(p, "mixers", tmp_path / "cells")
     assert set(s["architecture"].values) == {"transformer", "static_mixing"}
     assert set(s["task"].values) == {"linear_map", "cellular_automata"}
     assert s["emergence_step"].dims == ("cell", "seed")
@@ -273,5 +274,5 @@ def test_a_kernel_the_library_refuses_on_this_gpu_stops_before_training(tmp_path
     monkeypatch.setattr(mc, "check_available", lambda mixers, device: None)
     monkeypatch.setattr(mc, "refusal", lambda mixer: "refused here" if mixer == "gated_deltanet" else None)
     with pytest.raises(ValueError, match=r"sweeps\.mixers\.kernels = cuda, cell \S*gated_deltanet\S*: refused here"):
-        mc.run(p, tmp_path / "out", tmp_path / "scratch")
+        write_sweep(mc.sweep_files(p), tmp_path / "out", tmp_path / "scratch", p["execution"])
     assert not (tmp_path / "out").exists() and not (tmp_path / "scratch").exists()

@@ -4,9 +4,11 @@ from emergence.common.experiments import Experiment
 EXPERIMENT = Experiment(
     name="mixers", title="sequence mixers against attention", params="sweeps.mixers",
     chapter="07_mixers", figure="fig-mixer-emergence",
-    stages=("mixers", "mixers_summary"),
     args="emergence.runs.sweeps.mixers:MixerSweepArgs",
-    cells="emergence.runs.sweeps.mixers:planned_cells", train_stage="mixers",
+    files="emergence.runs.sweeps.mixers:sweep_files", summarize="emergence.analysis.mixers:summarize",
+    reads=("linear_map.task", "linear_map.model", "linear_map.train", "linear_map.bias",
+           "cellular_automata.task", "cellular_automata.model", "cellular_automata.train", "cellular_automata.bias"),
+    summary_reads=("linear_map.analysis", "cellular_automata.analysis"),
     metrics="emergence.analysis.summary_metrics:mixers_metrics", metrics_read=("mixers_summary",),
     rules="emergence.claims.scorecard:mixer_claims", rules_read=("mixers_summary",),
 )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 
@@ -28,7 +27,7 @@ from emergence.core.mixer_kernels import KERNELS, check_available
 from emergence.core.mixers import MIXERS
 from emergence.core.model import MIXER_KEYS, matched_d_mlp, parameter_count
 from emergence.core.train import CompileMode, resolve_device
-from emergence.runs.cells import Budget, SweepFile, task_module, task_of, with_budget, write_sweep
+from emergence.runs.cells import Budget, SweepFile, task_module, task_of, with_budget
 
 SWEEP = "mixers"
 TASKS = ("linear_map", "cellular_automata")
@@ -179,10 +178,6 @@ def cells(params: dict) -> list[tuple[str, dict]]:
     return out
 
 
-def planned_cells(params: dict, name: str = SWEEP) -> list[tuple[dict, bool]]:
-    return [(c, False) for _, c in cells(params)]
-
-
 def parameter_counts(params: dict, planned: list[tuple[str, dict]]) -> dict[str, int]:
     out = {}
     for name, config in planned:
@@ -222,14 +217,15 @@ def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
                 raise ValueError(f"sweeps.{SWEEP}.kernels = cuda, cell {name}: {why}")
 
 
-def run(params: dict, out_dir: Path, scratch: Path) -> list[str]:
-    """Train (or load) every cell; write out_dir/<cell>.nc, the folder replaced atomically."""
+def sweep_files(params: dict, name: str = SWEEP) -> list[SweepFile]:
+    """One file per cell (architecture x setting), after the checks that stop a run before
+    anything trains: parameter counts within the tolerance, CUDA kernels where asked."""
     planned = cells(params)
-    check_parameter_match(params, planned)  # before anything is written
+    check_parameter_match(params, planned)
     check_kernels(params, planned)
     files = []
-    for name, config in planned:
-        task, label, arch_name = name.split("-")  # names hold no '-' (validated)
-        files.append(SweepFile(name, [config], {"cell": name, "task": task, "setting": label,
-                                                "architecture": arch_name}))
-    return write_sweep(files, out_dir, scratch, params["execution"])
+    for cell_name, config in planned:
+        task, label, arch_name = cell_name.split("-")  # names hold no '-' (validated)
+        files.append(SweepFile(cell_name, [config], {"cell": cell_name, "task": task, "setting": label,
+                                                     "architecture": arch_name}))
+    return files

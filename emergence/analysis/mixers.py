@@ -1,24 +1,21 @@
-"""Stage mixers_summary: emergence statistics of every mixer cell, each task's cells with
-that task's thresholds, and each cell's parameter count.
+"""The mixer comparison summarised (claim 8): every cell's task, setting, architecture and
+parameter count beside its emergence statistics, each task's cells with that task's thresholds."""
+from __future__ import annotations
 
-    python -m stages.mixers_summary CELLS_DIR SUMMARY_NC
-"""
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from emergence.analysis.events import analyse, summary_dataset
-from emergence.common.io import read_netcdf, write_netcdf
+from emergence.common.io import read_netcdf
 from emergence.core.model import ModelConfig, parameter_count
-from emergence.pipeline.stage import stage_run
 
-SWEEP, TASKS = "mixers", ("linear_map", "cellular_automata")
+TASKS = ("linear_map", "cellular_automata")
 
 
-def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
+def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     """(cell, seed) Dataset: task, setting, architecture, parameter count, emergence statistics
     (each task's cells analysed with that task's thresholds)."""
     rows, analysed = [], []
@@ -38,13 +35,7 @@ def summarize(cell_dir: Path, params: dict) -> xr.Dataset:
                                                                               columns[5:8])})
     data["chance_accuracy"] = np.array(columns[8], dtype=float)
     data["task_config"] = np.array(columns[9], dtype=str)  # the cell's task section: which setting a rule read
-    sweep = params["sweeps"][SWEEP]
+    sweep = params["sweeps"][name]
     return summary_dataset(analysed, list(columns[0]), data,
-                           {"experiment": f"sweep:{SWEEP}", "analysis": {t: params[t]["analysis"] for t in TASKS},
+                           {"experiment": f"sweep:{name}", "analysis": {t: params[t]["analysis"] for t in TASKS},
                             "match_parameters": int(sweep["match_parameters"])})
-
-
-if __name__ == "__main__":
-    cells, out = map(Path, sys.argv[1:])
-    with stage_run("mixers_summary") as params:
-        write_netcdf(summarize(cells, params), out)
