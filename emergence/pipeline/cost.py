@@ -61,8 +61,8 @@ from emergence.runs.timing import MIN_TIMED_STEPS, WARMUP_STEPS, language_model_
 def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
     """Training stage -> its (cell, with_checkpoints), on the active profile: every experiment's
     declared cells (emergence/experiments/), or those of the files it declares."""
-    out = {e.train_stage: cells(params, e.name) for e, cells in entry_points("cells")}
-    out.update({e.name: [(c, f.checkpoints) for f in files(params, e.name) for c in f.cells]
+    out = {e.training_stage(): cells(params, e.name) for e, cells in entry_points("cells")}
+    out.update({e.training_stage(): [(c, f.checkpoints) for f in files(params, e.name) for c in f.cells]
                 for e, files in entry_points("files")})
     return out
 
