@@ -6,10 +6,14 @@ import sys
 from pathlib import Path
 
 from emergence.common.io import write_netcdf
+from emergence.common.schema import load
 from emergence.pipeline.stage import SCRATCH, stage_run
-from emergence.runs.sweeps.attention_bias import run
+from emergence.runs.cells import Setting
+from emergence.runs.sweeps.attention_bias import AttentionBiasArgs, run
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
     with stage_run("attention_bias") as params:
-        write_netcdf(run(params, SCRATCH), out)
+        setting = Setting.of(params)
+        intervention = load(AttentionBiasArgs, params["interventions"]["attention_bias"], "interventions.attention_bias")
+        write_netcdf(run(setting, intervention, SCRATCH, setting.execution), out)

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from emergence.common.experiments import experiment, resolve
 from emergence.pipeline.stage import SCRATCH, stage_run
-from emergence.runs.cells import write_sweep
+from emergence.runs.cells import Setting, write_sweep
 
 if __name__ == "__main__":
     name, out = sys.argv[1], Path(sys.argv[2])
-    files = resolve(experiment(name).files)
+    declared = experiment(name)
+    files = resolve(declared.files)
     with stage_run(name) as params:
-        write_sweep(files(params, name), out, SCRATCH, params["execution"])
+        setting = Setting.of(params)
+        write_sweep(files(setting, declared.section(params), name), out, SCRATCH, setting.execution)

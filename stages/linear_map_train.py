@@ -15,13 +15,14 @@ from pathlib import Path
 from emergence.common.io import atomic_dir, atomic_path
 from emergence.pipeline.stage import SCRATCH, stage_run
 from emergence.runs.cache import RECORDS
-from emergence.runs.cells import RESULTS, build_cells, trained_cell
+from emergence.runs.cells import RESULTS, Setting, build_cells, trained_cell
 
 if __name__ == "__main__":
     task_path, results_path, checkpoints = map(Path, sys.argv[1:])
     with stage_run("linear_map_train") as params:
-        build_cells([(params, True)], SCRATCH, params["execution"])
-        entry = trained_cell(params, SCRATCH, with_checkpoints=True, task_path=task_path)
+        setting = Setting.of(params)
+        build_cells([(setting.linear_map, True)], SCRATCH, setting.execution)
+        entry = trained_cell(setting.linear_map, SCRATCH, with_checkpoints=True, task_path=task_path)
         with atomic_path(results_path, ".nc") as tmp:
             shutil.copyfile(entry / RESULTS, tmp)
         with atomic_dir(checkpoints) as tmp:

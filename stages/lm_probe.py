@@ -6,10 +6,12 @@ import sys
 from pathlib import Path
 
 from emergence.common.io import write_netcdf
+from emergence.common.schema import load
 from emergence.pipeline.stage import stage_run
-from emergence.runs.lm_probes import probe_sizes
+from emergence.runs.lm_probes import LanguageModelArgs, probe_sizes
 
 if __name__ == "__main__":
     models, out = map(Path, sys.argv[1:])
     with stage_run("lm_probe") as params:
-        write_netcdf(probe_sizes(params, models), out)
+        section = load(LanguageModelArgs, params["language_model"], "language_model")
+        write_netcdf(probe_sizes(section, models), out)

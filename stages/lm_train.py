@@ -12,10 +12,14 @@ groups they add.
 import sys
 from pathlib import Path
 
+from emergence.common.schema import load
 from emergence.pipeline.stage import SCRATCH, stage_run
+from emergence.runs.executor import ExecutionArgs
+from emergence.runs.language_model import LanguageModelTraining
 from emergence.runs.lm_builds import train_variants
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
     with stage_run("lm_train") as params:
-        train_variants(params, out, SCRATCH)
+        train_variants(LanguageModelTraining.of(params["language_model"]),
+                       load(ExecutionArgs, params["execution"], "execution"), out, SCRATCH)

@@ -9,10 +9,14 @@ import sys
 from pathlib import Path
 
 from emergence.common.io import write_netcdf
+from emergence.common.schema import load
 from emergence.pipeline.stage import SCRATCH, stage_run
-from emergence.runs.sweeps.sparsity import run_row
+from emergence.runs.cells import Setting
+from emergence.runs.sweeps.sparsity import SparsitySweepArgs, run_row
 
 if __name__ == "__main__":
     row, out = sys.argv[1], Path(sys.argv[2])
     with stage_run("sparsity", key=row) as params:
-        write_netcdf(run_row(params, row, params["sweeps"]["sparsity"]["grid"][row], SCRATCH), out)
+        setting = Setting.of(params)
+        sweep = load(SparsitySweepArgs, params["sweeps"]["sparsity"], "sweeps.sparsity")
+        write_netcdf(run_row(setting, sweep, row, SCRATCH, setting.execution), out)

@@ -6,6 +6,7 @@ import torch
 from emergence.core.model import ModelConfig
 from emergence.core.train import train_flops_per_step
 from emergence.pipeline.config import load_params
+from emergence.runs.cells import Setting
 from emergence.tools.bench import (alternating_ratio, ceiling_fractions, configurations, evaluation_share, gemm_bound_ratio,
                                    gemm_shapes, measure_alternating, per_core_scaling, process_scaling, shape_ceiling,
                                    training_gemms, worker_slowdown)
@@ -54,8 +55,8 @@ def test_every_configuration_comes_in_each_precision_asked():
     assert {"default", "default+bf16", "default+compiled", "default+compiled+bf16", "paper+bf16",
             "paper+autotuned", "paper+autotuned+bf16"} <= set(names)
     task, section, all_groups = names["default+compiled+bf16"]
-    assert section["train"]["precision"] == "bf16-autocast" and section["train"]["compile"] == "default"
-    assert names["cellular_automata+autotuned"][1]["train"]["compile"] == "max-autotune-no-cudagraphs"
+    assert section.train.precision == "bf16-autocast" and section.train.compile == "default"
+    assert names["cellular_automata+autotuned"][1].train.compile == "max-autotune-no-cudagraphs"
     assert all_groups and names["default"][2]  # compiled and eager alike at every seeds-a-batch asked
     assert not any("mixers/" in n and ("+compiled" in n or "+autotuned" in n) for n in names)
     assert not any("+compiled" in n or "+autotuned" in n for n in configurations((), precisions=("float32",)))
@@ -77,7 +78,7 @@ def test_alternating_ratio_is_the_plain_median_over_the_variants_per_seed():
 
 
 def test_the_plain_loop_and_a_variant_alternate_in_one_process():
-    section = load_params(profile="smoke")["linear_map"]
+    section = Setting.of(load_params(profile="smoke")).linear_map
     pair = measure_alternating(("smoke", "linear_map", section, 2, 1, 0.05, "cpu"))
     assert pair["steps"] >= 5 and pair["seeds_per_group"] == 2
     assert pair["plain_step_ms"] > 0 and pair["step_ms"] > 0
@@ -104,7 +105,7 @@ def test_per_core_scaling():
 
 
 def test_process_scaling_times_one_process_alone_then_several_at_once():
-    section = load_params(profile="smoke")["linear_map"]
+    section = Setting.of(load_params(profile="smoke")).linear_map
     out = process_scaling("linear_map", section, [1, 2], seconds=0.2)
     one, two = out["rows"]
     assert (one["processes"], two["processes"]) == (1, 2)

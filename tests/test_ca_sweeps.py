@@ -1,5 +1,9 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
+
+import typed_params as typed
 
 from emergence.runs.cells import write_sweep
 from emergence.pipeline.config import ConfigError, load_params, validate
@@ -18,26 +22,28 @@ def params():
 
 
 def test_token_batch_is_held_fixed_across_state_sizes(params):
-    s = dict(params["sweeps"]["ca_state_size"], batch_tokens=1024)
+    s = replace(typed.section(params, "ca_state_size"), batch_tokens=1024)
     assert [sweep.batch_size(s, S, 16) for S in (4, 8, 16, 128, 512)] == [16, 8, 4, 1, 1]
-    cfg = sweep.cell_config(params, 5, 30.0)["cellular_automata"]
-    assert cfg["task"]["state_size"] == 5 and cfg["bias"]["strength"] == 30.0
-    assert cfg["train"]["batch_size"] == 64 // (5 * params["cellular_automata"]["task"]["n_states"])
-    assert cfg["model"] == params["cellular_automata"]["model"]
+    setting = typed.setting(params)
+    cfg = sweep.cell_config(setting, typed.section(params, "ca_state_size"), 5, 30.0)
+    assert cfg.task.state_size == 5 and cfg.bias.strength == 30.0
+    assert cfg.train.batch_size == 64 // (5 * params["cellular_automata"]["task"]["n_states"])
+    assert cfg.model == setting.cellular_automata.model
 
 
 def test_length_compensated_bias_keeps_the_initial_window_mass(params):
     params["sweeps"]["ca_state_size"].update(bias_scaling="log_length", reference_state_size=4)
-    applied = {S: sweep.cell_config(params, S, 3.0)["cellular_automata"]["bias"]["strength"] for S in (4, 8, 16)}
+    setting, args = typed.setting(params), typed.section(params, "ca_state_size")
+    applied = {S: sweep.cell_config(setting, args, S, 3.0).bias.strength for S in (4, 8, 16)}
     assert applied[4] == 3.0 and applied[8] == pytest.approx(3 + np.log(2)) and applied[16] == pytest.approx(3 + np.log(4))
-    assert sweep.cell_config(params, 16, 0.0)["cellular_automata"]["bias"]["strength"] == 0.0  # the control
+    assert sweep.cell_config(setting, args, 16, 0.0).bias.strength == 0.0  # the control
     # e^c grows as S does, as the number of keys competing with the 3-cell window does
     mass = {S: 3 * np.exp(c) / (3 * np.exp(c) + 16 * S / 2) for S, c in applied.items()}
     assert max(mass.values()) - min(mass.values()) < 1e-9
 
 
 def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
-    assert write_sweep(sweep.sweep_files(params), tmp_path / "cells", tmp_path / "scratch", params["execution"]) == [
+    assert write_sweep(typed.files(params, "ca_state_size"), tmp_path / "cells", tmp_path / "scratch", typed.execution(params)) == [
         "S0003", "S0005"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["S0003.nc", "S0005.nc"]
     s = summarize_state_sizes(params, "ca_state_size", tmp_path / "cells")
@@ -51,7 +57,7 @@ def test_run_and_summary_cover_every_state_size_and_strength(tmp_path, params):
 
 
 def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
-    write_sweep(sweep.sweep_files(params), tmp_path / "a", tmp_path / "scratch", params["execution"])
+    write_sweep(typed.files(params, "ca_state_size"), tmp_path / "a", tmp_path / "scratch", typed.execution(params))
     from emergence.core import train
 
     def boom(*args, **kwargs):
@@ -59,7 +65,7 @@ def test_rerun_loads_cells_from_the_cache(tmp_path, params, monkeypatch):
 
     monkeypatch.setattr(train, "train_step", boom)
     params["sweeps"]["ca_state_size"]["state_sizes"] = [5]  # a subset: every cell is cached
-    write_sweep(sweep.sweep_files(params), tmp_path / "b", tmp_path / "scratch", params["execution"])
+    write_sweep(typed.files(params, "ca_state_size"), tmp_path / "b", tmp_path / "scratch", typed.execution(params))
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["S0005.nc"]
 
 
@@ -68,8 +74,8 @@ def test_architecture_sweep_runs_on_the_automata(tmp_path, params):
     params["sweeps"]["ca_architecture"]["cells"] = {
         "H1_dh4_L1": {"n_head": 1, "d_head": 4, "n_layer": 1, "families": ["depth"], "profiles": ["smoke"]},
         "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": ["depth"], "profiles": ["smoke"]}}
-    assert write_sweep(arch.sweep_files(params, "ca_architecture"), tmp_path / "cells", tmp_path / "scratch",
-                       params["execution"]) == ["H1_dh4_L1", "H1_dh4_L2"]
+    assert write_sweep(typed.files(params, "ca_architecture"), tmp_path / "cells", tmp_path / "scratch",
+                       typed.execution(params)) == ["H1_dh4_L1", "H1_dh4_L2"]
     s = summarize_architecture(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture",
                                "cellular_automata")
     assert s.attrs["task"] == "cellular_automata" and s["n_layer"].values.tolist() == [1, 2]

@@ -140,7 +140,7 @@ def test_a_cell_is_read_from_the_cache_without_training(tmp_path):
     params = load_params(profile="smoke")
     section = params["linear_map"]
     section["train"].update(n_seeds=1, seeds_per_group=1, steps=4, eval_every=2, checkpoint_every=4)
-    cell = {"profile": "smoke", "linear_map": section}
+    cell = cells.Setting.of(params).linear_map
     assert cells.cached_cell(cell, tmp_path) is None and not (tmp_path / "cells").exists()
     trained = cells.trained_cell(cell, tmp_path)
     assert cells.cached_cell(cell, tmp_path) == trained and (trained / cells.RESULTS).is_file()

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from emergence.common.schema import load
 from emergence.core.tasks import cellular_automata as ca
 
 from training_reference import train_task
@@ -82,8 +83,9 @@ SECTION = {
 
 
 def test_eval_set_follows_its_rules():
-    ds = ca.build_task(SECTION["task"])
-    layout = ca.layout_of(SECTION["task"])
+    task = load(ca.TaskArgs, SECTION["task"], "cellular_automata.task")
+    ds = ca.build_task(task)
+    layout = ca.layout_of(task)
     tokens = ds["eval_tokens"].values.reshape(16, 3, 5)
     rules = ds["rules"].values
     for seq, r in zip(tokens, ds["eval_rule"].values):

@@ -1,11 +1,14 @@
 import numpy as np
 import pytest
 
+from emergence.common.schema import load
 from emergence.core.tasks import corpus as c
 
-P = {"corpus_seed": 0, "holdout_mod": 5, "digit_length": 6, "repeats": 3, "span_length": 5, "filler_length": 4,
-     "max_period": 3, "pattern_length": 10, "noise_length": 12,
-     "mixture": {"digits": 1.0, "spans": 1.0, "patterns": 1.0, "ioi": 1.0, "noise": 1.0}}
+P = load(c.CorpusArgs, {"corpus_seed": 0, "holdout_mod": 5, "n_random": 8, "synthetic_tokens": 0, "digit_length": 6,
+                        "repeats": 3, "span_length": 5, "filler_length": 4, "max_period": 3, "pattern_length": 10,
+                        "noise_length": 12,
+                        "mixture": {"digits": 1.0, "spans": 1.0, "patterns": 1.0, "ioi": 1.0, "noise": 1.0}},
+         "corpus")
 VOCAB = c.Vocab(n_random=8)
 
 
@@ -29,7 +32,7 @@ def test_rotations_share_a_key():
 def test_probes_are_held_out_of_the_corpus(kind):
     prompts, answers, keys = c.probe_set(kind, 20, VOCAB, P, seed=0)
     assert prompts.shape[0] == 20 and len(set(keys)) == 20
-    assert all(c.held_out(k, P["holdout_mod"]) for k in keys)
+    assert all(c.held_out(k, P.holdout_mod) for k in keys)
     stream = " " + " ".join(VOCAB.text(c.sample_batch(s, 0, 50, VOCAB, P, 64).ravel()) for s in range(4)) + " "
     for prompt, answer in zip(prompts, answers):
         text = VOCAB.text(list(prompt) + [answer])

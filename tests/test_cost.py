@@ -17,6 +17,10 @@ from emergence.runs.cache import entry_of
 from emergence.runs.cores import usable_cores
 
 
+def lm_section(params: dict) -> lm.LanguageModelTraining:
+    return lm.LanguageModelTraining.of(params["language_model"])
+
+
 def test_flops_grow_with_tokens_and_the_attention_with_the_square_of_the_length():
     cfg = ModelConfig(vocab_size=2, seq_len=64, n_layer=1, d_model=64, n_head=8, d_mlp=256, norm="pre")
     assert training_flops(cfg, 64, 10) == pytest.approx(10 * training_flops(cfg, 64, 1))
@@ -54,8 +58,7 @@ def test_builds_start_with_the_widest_automata_cell_as_measured():
     and come within a third of each."""
     cost = {}
     for c, _ in planned_cells(load_params(profile="default"))["ca_architecture"]:
-        model = c["cellular_automata"]["model"]
-        cost[model["n_head"], model["n_layer"]] = cells.cell_build_seconds(c)
+        cost[c.model.n_head, c.model.n_layer] = cells.cell_build_seconds(c)
     assert cost[(8, 1)] > cost[(4, 2)] > cost[(1, 2)]
     for shape, seconds in {(8, 1): 646, (4, 2): 494, (1, 2): 110}.items():
         assert cost[shape] == pytest.approx(seconds, rel=0.35), shape
@@ -67,7 +70,7 @@ def test_every_kind_of_cell_is_calibrated_on_this_machine_and_scales_only_its_ce
     each, and a kind's factor scales its own cells' hours and no other's."""
     params = load_params(profile="smoke")
     kinds = kinds_to_build(params, tmp_path)
-    assert {language_model_kind(params, name) for name in lm.variants(params["language_model"])} <= set(kinds)
+    assert {language_model_kind(params, name) for name in lm.variants(lm_section(params))} <= set(kinds)
     assert {k[1] for k in kinds} >= {"attention", "static_mixing", "token_mlp", "unmasked_mixing", "mamba2", "gated_deltanet", "rwkv7"}
     speed = calibrate(params, kinds, seconds=0.3)
     assert set(speed) == set(kinds) and all(math.isfinite(v) and v > 0 for v in speed.values())
@@ -91,24 +94,24 @@ def test_a_language_model_is_timed_as_its_steps_evaluations_and_pre_pretraining(
     from emergence.runs import timing
 
     params = load_params(profile="smoke")
-    section = params["language_model"]
-    train = section["train"]
+    section = lm_section(params)
+    train = section.train
     timed = []
 
     def fake(train_, task, cfg, seconds, device, examples=("none",), repeats=5, want_maps=False):
         pre = task.eval_tokens.shape[0] == 16  # the pre-pretraining task's evaluation set
-        timed.append((pre, want_maps, cfg.n_head, train_["seeds_per_group"]))
-        per_seed = train_["seeds_per_group"] / train["seeds_per_group"]
+        timed.append((pre, want_maps, cfg.n_head, train_.seeds_per_group))
+        per_seed = train_.seeds_per_group / train.seeds_per_group
         return (0.5 if pre else 0.25) * per_seed, {e: 2.0 * per_seed for e in examples}
 
     monkeypatch.setattr(timing, "timed_step_and_evaluation", fake)
     size, kind, _ = next(v for v in lm.variants(section).values() if v.pretraining is not None)
-    group = train["seeds_per_group"]
-    groups = -(-train["n_seeds"] // group)
-    corpus = train["steps"] * 0.25 + len(schedules(train)[0]) * 2.0
+    group = train.seeds_per_group
+    groups = -(-train.n_seeds // group)
+    corpus = train.steps * 0.25 + len(schedules(train)[0]) * 2.0
     assert timing.language_model_seconds(section, size, None, 1.0, "cpu") == pytest.approx(groups * corpus)
-    assert timed == [(False, True, section["sizes"][size]["n_head"], group)]
-    twin = groups * (corpus + section["pretraining"]["steps"][kind] * 0.5)
+    assert timed == [(False, True, section.sizes[size].n_head, group)]
+    twin = groups * (corpus + section.pretraining.steps[kind] * 0.5)
     assert timing.language_model_seconds(section, size, kind, 1.0, "cpu") == pytest.approx(twin)
     assert group > 1 and timing.language_model_seconds(section, size, kind, 1.0, "cpu", seeds=1) == pytest.approx(twin)
     assert [t[-1] for t in timed[-2:]] == [1, 1]
@@ -120,12 +123,13 @@ def test_a_language_model_too_slow_for_a_whole_group_is_timed_on_one_seed_or_not
     params = load_params(profile="smoke")
     asked = []
     monkeypatch.setattr(cost, "language_model_seconds", lambda *a, seeds: asked.append(seeds) or 1.0)
-    variant = next(iter(lm.variants(params["language_model"])))
-    group = params["language_model"]["train"]["seeds_per_group"]
+    section = lm_section(params)
+    variant = next(iter(lm.variants(section)))
+    group = section.train.seeds_per_group
     whole = cost.calibrate_language_model(params, variant, 3.0, reference=1.0)  # a smoke model: milliseconds a step
     # as slow as one seed's timing allows, and slower still
-    modelled = cost.variant_seconds(params["language_model"], *lm.variants(params["language_model"])[variant][:2])
-    steps = params["language_model"]["train"]["steps"]  # one seed group, no pre-pretraining
+    modelled = cost.variant_seconds(section, *lm.variants(section)[variant][:2])
+    steps = section.train.steps  # one seed group, no pre-pretraining
     fits = 12.0 / (modelled / steps * 8) * group * 0.99
     assert cost.calibrate_language_model(params, variant, 3.0, reference=fits) == pytest.approx(1.0 / modelled)
     assert cost.calibrate_language_model(params, variant, 3.0, reference=fits * 1.1) == fits * 1.1
@@ -165,7 +169,7 @@ def test_one_pool_over_every_stage_finishes_sooner_than_stage_by_stage(tmp_path,
     pooled, by_stage = table.attrs["one pool hours"], table["wall hours here"].sum()
     assert pooled < (1 - gain) * by_stage
     bf16 = sum(cells.cell_build_seconds(c) for planned in planned_cells(params).values() for c, _ in planned
-               if c[cells.task_of(c)]["train"]["precision"] != "float32") / 3600
+               if c.train.precision != "float32") / 3600
     assert bf16 > 0 and pooled > sum(table["device-hours"]) / cores  # workers, no faster than alone
     # bfloat16 twins that leave their threads to the process stay in their stage, beside the pool
     loose = copy.deepcopy(params)

@@ -13,10 +13,10 @@ from emergence.pipeline import dependencies as deps
 from emergence.pipeline.config import REPO_ROOT, load_params
 from emergence.pipeline.stage import declared_params, stage_params
 from emergence.runs import cells
-from emergence.runs.sweeps.architecture import sweep_files as architecture_files
-from emergence.runs.sweeps.ca_state_size import sweep_files as ca_files
 from emergence.runs.sweeps.mixers import cells as mixer_cells
 from emergence.runs.sweeps.sparsity import row_file
+
+import typed_params as typed
 
 
 def test_dvc_yaml_declares_exactly_what_each_stage_executes():
@@ -106,10 +106,11 @@ def test_an_empty_package_file_is_no_dep_until_it_holds_code(tmp_path):
 
 
 def _every_cell(params) -> list[dict]:
-    out = [c for f in architecture_files(params) + architecture_files(params, "ca_architecture") + ca_files(params)
-           for c in f.cells]
-    out += [c for name, row in params["sweeps"]["sparsity"]["grid"].items() for c in row_file(params, name, row).cells]
-    out += [c for _, c in mixer_cells(params)]
+    setting, grid = typed.setting(params), typed.section(params, "sparsity")
+    out = [c for f in typed.files(params, "architecture") + typed.files(params, "ca_architecture")
+           + typed.files(params, "ca_state_size") for c in f.cells]
+    out += [c for name in grid.grid for c in row_file(setting, grid, name).cells]
+    out += [c for _, c in mixer_cells(setting, typed.section(params, "mixers"))]
     return out
 
 
@@ -218,39 +219,34 @@ def test_cells_meant_to_be_shared_train_once():
     stage sees its params (a key a stage forgets to declare would give it a different cell). The
     architecture sweeps train more seeds (their comparisons need them), so their cells are
     compared at the other sweep's seed count: equal keys there mean only the seeds differ."""
-    import copy
-
+    from dataclasses import replace
 
     from emergence.common.io import config_hash
 
     def key(c, n_seeds=None):
-        c = copy.deepcopy(c)
-        task = next(k for k in c if k != "profile")
         if n_seeds is not None:
-            c[task]["train"]["n_seeds"] = n_seeds
+            c = replace(c, train=replace(c.train, n_seeds=n_seeds))
         return config_hash(cells.cell_key(c))
 
     by_name = lambda files, name: next(c for f in files if f.name == name for c in f.cells)  # noqa: E731
-    state = by_name(ca_files(stage_params("ca_state_size")), "S0008")  # its c = 0 cell comes first
-    automata = by_name(architecture_files(stage_params("ca_architecture"), "ca_architecture"), "H4_dh16_L2")
-    mixer = dict(mixer_cells(stage_params("mixers")))
+    state = by_name(typed.files(stage_params("ca_state_size"), "ca_state_size"), "S0008")  # its c = 0 cell first
+    automata = by_name(typed.files(stage_params("ca_architecture"), "ca_architecture"), "H4_dh16_L2")
+    mixer = dict(mixer_cells(typed.setting(stage_params("mixers")), typed.section(stage_params("mixers"), "mixers")))
     transformer = next(c for name, c in mixer.items() if name.startswith("cellular_automata-S008-transformer"))
-    assert state["cellular_automata"]["bias"]["strength"] == 0.0
-    seeds = state["cellular_automata"]["train"]["n_seeds"]
+    assert state.bias.strength == 0.0
+    seeds = state.train.n_seeds
     assert key(state) == key(transformer, seeds) == key(automata, seeds)
     # the comparison's transformer runs the architecture sweep's seed count there: that very cell
     assert key(transformer) == key(automata)
     # the sweep's own `examples`, not the task section's: per cell on the automata (the mirage
     # chapter's resolution test reads units), the whole answer on the linear-map sweeps
-    assert state["cellular_automata"]["train"]["examples"] == stage_params("ca_state_size")["sweeps"][
-        "ca_state_size"]["examples"]
-    grid = stage_params("sparsity", key="S08")["sweeps"]["sparsity"]["grid"]["S08"]
-    sparsity = next(c for c in row_file(stage_params("sparsity", key="S08"), "S08", grid).cells
-                    if c["linear_map"]["task"]["sparsity"] == 2)
-    linear = by_name(architecture_files(stage_params("architecture")), "H8_dh8_L1")
-    assert key(sparsity) == key(linear, sparsity["linear_map"]["train"]["n_seeds"])
-    assert sparsity["linear_map"]["train"]["examples"] == stage_params("sparsity", key="S08")["sweeps"][
-        "sparsity"]["examples"]
+    assert state.train.examples == stage_params("ca_state_size")["sweeps"]["ca_state_size"]["examples"]
+    row_params = stage_params("sparsity", key="S08")
+    sparsity = next(c for c in row_file(typed.setting(row_params), typed.section(row_params, "sparsity"), "S08").cells
+                    if c.task.sparsity == 2)
+    linear = by_name(typed.files(stage_params("architecture"), "architecture"), "H8_dh8_L1")
+    assert key(sparsity) == key(linear, sparsity.train.n_seeds)
+    assert sparsity.train.examples == row_params["sweeps"]["sparsity"]["examples"]
 
 
 def test_the_analysis_and_the_report_load_without_torch():

@@ -4,6 +4,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -13,34 +14,49 @@ from emergence.runs import build_log, executor
 from emergence.runs import cache, cells
 from emergence.runs.executor import Plan, plan, run_jobs, worker_start_seconds
 
-SERIAL = {"executor": "local", "workers": 1, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
-POOLED = {"executor": "local", "workers": 2, "threads_per_worker": 1, "slowdown": 1.0, "worker_start_s": 0.0}
+import typed_params as typed
+
+SMOKE = load_params(profile="smoke")
+
+
+def execution(**settings):
+    """The smoke profile's `execution`, with `settings`."""
+    return replace(typed.execution(SMOKE), **settings)
+
+
+def train_args(**settings):
+    """The smoke linear map's `train` section, with `settings`."""
+    return replace(typed.setting(SMOKE).linear_map.train, **settings)
+
+
+SERIAL = execution(executor="local", workers=1, threads_per_worker=1, slowdown=1.0, worker_start_s=0.0)
+POOLED = execution(executor="local", workers=2, threads_per_worker=1, slowdown=1.0, worker_start_s=0.0)
 
 
 def test_threads_never_exceed_the_cores(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
-    auto = {"executor": "local", "workers": 0, "threads_per_worker": 4, "slowdown": 1.0, "worker_start_s": 0.0}
+    auto = execution(executor="local", workers=0, threads_per_worker=4, slowdown=1.0, worker_start_s=0.0)
     assert plan(auto, [1.0] * 10) == Plan(4, 4)
-    assert plan(dict(auto, workers=8), [1.0] * 10) == Plan(4, 4)       # 8 x 4 threads would be 32 on 16 cores
-    one = dict(auto, threads_per_worker=1)
+    assert plan(replace(auto, workers=8), [1.0] * 10) == Plan(4, 4)       # 8 x 4 threads would be 32 on 16 cores
+    one = replace(auto, threads_per_worker=1)
     assert plan(one, [1.0] * 20) == Plan(16, 1)
     assert plan(one, [1.0] * 3) == Plan(3, 5)  # no more workers than entries, the spare cores their threads
-    assert plan(dict(one, workers=3), [1.0] * 3) == Plan(3, 1)  # unless `workers` is set
+    assert plan(replace(one, workers=3), [1.0] * 3) == Plan(3, 1)  # unless `workers` is set
     assert plan(auto, [1.0] * 10, cell_threads=8) == Plan(2, 8)        # the cells' own train.threads win
     assert plan(auto, [1.0]).workers == 1 and plan(auto, [1.0] * 10, device="cuda").workers == 1
     assert plan(auto, [1.0] * 10, bound_here=True).workers == 1  # CPU bfloat16: keys record the threads
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
-    assert plan(dict(auto, threads_per_worker=2), [1.0] * 10).workers == 1  # one worker: this process builds
+    assert plan(replace(auto, threads_per_worker=2), [1.0] * 10).workers == 1  # one worker: this process builds
 
 
 def test_on_cuda_one_worker_per_gpu_with_a_share_of_the_cores(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
     monkeypatch.setattr(executor, "visible_gpus", lambda: ["0", "1", "2", "3"])
-    auto = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66, "worker_start_s": 0.0}
+    auto = execution(executor="local", workers=0, threads_per_worker=1, slowdown=1.66, worker_start_s=0.0)
     assert plan(auto, [1.0] * 10, device="cuda") == Plan(4, 4, "cuda")
     assert plan(auto, [1.0] * 3, device="cuda") == Plan(3, 5, "cuda")           # no more workers than entries
-    assert plan(dict(auto, workers=2), [1.0] * 10, device="cuda") == Plan(2, 8, "cuda")
-    assert plan(dict(auto, workers=8), [1.0] * 10, device="cuda").workers == 4  # never more than the GPUs
+    assert plan(replace(auto, workers=2), [1.0] * 10, device="cuda") == Plan(2, 8, "cuda")
+    assert plan(replace(auto, workers=8), [1.0] * 10, device="cuda").workers == 4  # never more than the GPUs
     # each worker has a GPU of its own: no CPU slowdown, so 4 cells on 2 GPUs take 2 s, not 3.3
     assert executor.expected_seconds(auto, [1.0] * 4, Plan(2, 8, "cuda")) == 2.0
     monkeypatch.setattr(executor, "visible_gpus", lambda: ["0"])
@@ -76,17 +92,17 @@ def test_each_cuda_worker_sees_one_gpu_of_its_own(monkeypatch):
 
 def test_workers_only_where_they_finish_sooner(monkeypatch):
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
-    two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.66, "worker_start_s": 0.0}
+    two = execution(executor="local", workers=0, threads_per_worker=1, slowdown=1.66, worker_start_s=0.0)
     assert plan(two, [1.0] * 8).workers == 2       # 4 rounds x 1.66 = 6.6 < 8
     assert plan(two, [1.0] * 3).workers == 1       # 2 rounds x 1.66 = 3.3 > 3
     assert plan(two, [10.0, 1.0, 1.0]).workers == 1  # the long cell alone takes 16.6 > 12
     # ...and sooner by more than the workers take to start: 8 cells of 1 s save 1.4 s
-    assert plan(dict(two, worker_start_s=1.0), [1.0] * 8).workers == 2
-    assert plan(dict(two, worker_start_s=4.0), [1.0] * 8).workers == 1
-    assert plan(dict(two, worker_start_s=4.0), [100.0] * 8).workers == 2  # 800 s against 664
+    assert plan(replace(two, worker_start_s=1.0), [1.0] * 8).workers == 2
+    assert plan(replace(two, worker_start_s=4.0), [1.0] * 8).workers == 1
+    assert plan(replace(two, worker_start_s=4.0), [100.0] * 8).workers == 2  # 800 s against 664
     assert executor.makespan([5.0, 4.0, 3.0, 3.0], 2) == 8.0
     # the wall time the plan expects (the printed plan's): {5, 3} and {4, 3} at 1.66 x, after a 4 s start
-    started = dict(two, worker_start_s=4.0)
+    started = replace(two, worker_start_s=4.0)
     assert executor.expected_seconds(started, [5.0, 4.0, 3.0, 3.0], Plan(2, 1)) == pytest.approx(8 * 1.66 + 4)
     assert executor.expected_seconds(started, [5.0, 4.0, 3.0, 3.0], Plan(1, 2)) == 15.0
 
@@ -167,14 +183,12 @@ def _sweep_files(seeds_per_group: int = 1, device: str | None = None):
     """Three small linear-map cells of two seeds: two seed groups each (parts the executor may
     train apart), or one; on `device` where given (else the profile's)."""
     params = load_params(profile="smoke")
-    budget = dict(params["sweeps"]["sparsity"], n_seeds=2, steps=12, eval_every=4)
+    budget = replace(typed.section(params, "sparsity"), n_seeds=2, steps=12, eval_every=4)
     files = []
     for s in (1, 2, 3):
-        cell = cells.with_budget(params, {"state_size": 4, "sparsity": s}, budget)
-        cell["linear_map"]["train"]["seeds_per_group"] = seeds_per_group
-        if device:
-            cell["linear_map"]["train"]["device"] = device
-        files.append(cells.SweepFile(f"s{s}", [cell]))
+        cell = cells.with_budget(typed.setting(params).linear_map, {"state_size": 4, "sparsity": s}, budget)
+        train = replace(cell.train, seeds_per_group=seeds_per_group, **({"device": device} if device else {}))
+        files.append(cells.SweepFile(f"s{s}", [replace(cell, train=train)]))
     return files
 
 
@@ -210,8 +224,8 @@ def test_entries_that_fix_their_threads_go_to_workers_even_where_threads_would_p
     from emergence.runs.cache import build_plan
 
     monkeypatch.setattr(executor, "usable_cores", lambda: 2)
-    two = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.53, "worker_start_s": 3.0}
-    loose, fixed = ({"threads": threads, "device": "cpu", "precision": "float32"} for threads in (0, 1))
+    two = execution(executor="local", workers=0, threads_per_worker=1, slowdown=1.53, worker_start_s=3.0)
+    loose, fixed = (train_args(threads=threads, device="cpu", precision="float32") for threads in (0, 1))
     assert build_plan(two, [loose, loose], [900.0, 300.0]).workers == 1       # 900 x 1.53 > 1,200
     assert build_plan(two, [fixed, fixed], [900.0, 300.0]) == Plan(2, 1)
     assert build_wall(two, [900.0, 300.0], [fixed, fixed], [(), ()]) == 903.0           # the longest, after the start
@@ -239,7 +253,7 @@ def test_a_cell_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(task
     section = params[task]
     section["train"].update(n_seeds=3, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
     section["bias"]["strength"] = bias  # the attention-bias intervention's hooks, training and evaluation
-    cell = {"profile": "smoke", task: section}
+    cell = typed.setting(params).section(task)
     whole = cells.trained_cell(copy.deepcopy(cell), tmp_path / "whole", with_checkpoints=True)
     request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split", with_checkpoints=True)
     assert [round(p.cost / request.cost, 3) for p in request.parts] == [0.667, 0.333]  # seeds [0, 1], [2]
@@ -261,10 +275,11 @@ def _counting_steps(monkeypatch) -> list:
     return steps
 
 
-def _small_cell(task: str, n_seeds: int) -> dict:
+def _small_cell(task: str, n_seeds: int, first_seed: int = 0) -> cells.Cell:
     params = load_params(profile="smoke")
-    params[task]["train"].update(n_seeds=n_seeds, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4)
-    return {"profile": "smoke", task: params[task]}
+    params[task]["train"].update(n_seeds=n_seeds, seeds_per_group=2, steps=8, eval_every=4, checkpoint_every=4,
+                                 first_seed=first_seed)
+    return typed.setting(params).section(task)
 
 
 @pytest.mark.parametrize("task", ["linear_map", "cellular_automata"])
@@ -289,8 +304,7 @@ def test_a_cell_given_more_seeds_trains_only_the_seed_groups_it_adds(task, tmp_p
     assert cache._build_record(grown)["seconds"] >= stored > 0
     whole = cells.trained_cell(copy.deepcopy(six), tmp_path / "cold", with_checkpoints=True)
     assert _cell_files(grown) == _cell_files(whole) and any("checkpoints" in f for f in _cell_files(whole))
-    part = _small_cell(task, 2)
-    part[task]["train"]["first_seed"] = 2
+    part = _small_cell(task, 2, first_seed=2)
     del steps[:]
     cells.trained_cell(copy.deepcopy(part), tmp_path / "scratch", with_checkpoints=True)
     assert steps == []
@@ -318,8 +332,8 @@ def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
     there are fewer cells than array tasks."""
     from emergence.runs.cache import handout_seconds, pieces, splits
 
-    f32 = {"threads": 0, "device": "cpu", "precision": "float32"}
-    auto = {"executor": "local", "workers": 0, "threads_per_worker": 1, "slowdown": 1.5, "worker_start_s": 3.0}
+    f32 = train_args(threads=0, device="cpu", precision="float32")
+    auto = execution(executor="local", workers=0, threads_per_worker=1, slowdown=1.5, worker_start_s=3.0)
     one_cell = [(800.0, (100.0,) * 8)]
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
     assert splits(auto, [f32], one_cell)
@@ -333,10 +347,10 @@ def test_cells_split_into_seed_groups_only_where_that_is_sooner(monkeypatch):
     many = [(400.0, (200.0, 200.0))] * 20
     assert not splits(auto, [f32] * 20, many)                                     # both workers busy either way
     assert splits(auto, [f32], [(400.0, (200.0, 200.0))])                         # one cell: 300 + 3 against 400
-    bf16_loose = {"threads": 0, "device": "cpu", "precision": "bf16-autocast"}
-    monkeypatch.setattr(cache, "bound_to_process", lambda train: train["precision"] != "float32")
+    bf16_loose = train_args(threads=0, device="cpu", precision="bf16-autocast")
+    monkeypatch.setattr(cache, "bound_to_process", lambda train: train.precision != "float32")
     assert not splits(auto, [bf16_loose], [(400.0, (200.0, 200.0))])             # its key holds this process's threads
-    slurm = dict(auto, executor="slurm", slurm={"array_parallelism": 64})
+    slurm = replace(auto, executor="slurm", slurm=replace(auto.slurm, array_parallelism=64))
     assert splits(slurm, [f32] * 2, [(800.0, (100.0,) * 8)] * 2)                  # 16 tasks in place of 2
     assert not splits(slurm, [f32] * 64, [(800.0, (400.0, 400.0))] * 64)          # 64 cells fill the array
     assert not splits(auto, [f32], [(800.0, ())])                                  # one group: nothing to split
@@ -349,7 +363,7 @@ def test_a_sweep_split_into_seed_groups_on_two_workers_reruns_nothing(tmp_path, 
     monkeypatch.setattr(build_log, "PIECES", {})
     files = _sweep_files()  # three cells, six groups: 3 rounds of groups on two workers against 2 of cells
     requests = [cells.cell_request(c, tmp_path / "scratch") for f in files for c in f.cells]
-    assert cache.splits(POOLED, [c["linear_map"]["train"] for f in files for c in f.cells],
+    assert cache.splits(POOLED, [c.train for f in files for c in f.cells],
                         [(r.cost, tuple(p.cost for p in r.parts)) for r in requests])
     cells.write_sweep(copy.deepcopy(files), tmp_path / "pooled", tmp_path / "scratch", POOLED)
     usage = build_log.usage()
@@ -371,7 +385,7 @@ def test_a_seed_group_killed_mid_run_resumes_and_the_cell_keeps_its_bytes(tmp_pa
     params = load_params(profile="smoke")
     section = params["linear_map"]
     section["train"].update(n_seeds=2, seeds_per_group=1, steps=12, eval_every=4, resume_every=4)
-    cell = {"profile": "smoke", "linear_map": section}
+    cell = typed.setting(params).linear_map
     whole = cells.trained_cell(copy.deepcopy(cell), tmp_path / "whole")
     request = cells.cell_request(copy.deepcopy(cell), tmp_path / "split")
     monkeypatch.setenv(FAULT_ENV, "6")  # after the snapshot at step 4

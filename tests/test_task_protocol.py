@@ -4,6 +4,7 @@ import torch
 import xarray as xr
 
 from emergence.core.tasks import cellular_automata, linear_map
+from emergence.runs.cells import Setting
 from emergence.core.train import Task
 from emergence.pipeline.config import load_params
 from emergence.runs import language_model
@@ -12,11 +13,11 @@ PROTOCOL = ("layout_of", "build_task", "task_tensors", "model_config", "identity
 
 
 def _sections(params: dict):
-    """(module, task params, model params) of each task on the smoke profile."""
-    lm = params["language_model"]
-    yield linear_map, params["linear_map"]["task"], params["linear_map"]["model"]
-    yield cellular_automata, params["cellular_automata"]["task"], params["cellular_automata"]["model"]
-    yield language_model, lm, next(iter(lm["sizes"].values()))
+    """(module, task section, model section) of each task on the smoke profile."""
+    setting, lm = Setting.of(params), language_model.LanguageModelTraining.of(params["language_model"])
+    yield linear_map, setting.linear_map.task, setting.linear_map.model
+    yield cellular_automata, setting.cellular_automata.task, setting.cellular_automata.model
+    yield language_model, lm, next(iter(lm.sizes.values()))
 
 
 @pytest.mark.parametrize("index", range(3))

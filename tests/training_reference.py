@@ -53,36 +53,47 @@ def reference_params() -> dict:
     return params
 
 
-def train_task(module, section: dict, root: Path, checkpoints: bool = True) -> xr.Dataset:
-    """Train a synthetic task's params section as its stage does (the task file, then the
-    runner): root/task.nc, root/train.nc, root/ckpt/ where asked, root/scratch/."""
+def train_task(module, section, root: Path, checkpoints: bool = True) -> xr.Dataset:
+    """Train a synthetic task's params section (its module's Section, or the mapping params.yaml
+    would hold, without `analysis`) as its stage does (the task file, then the runner):
+    root/task.nc, root/train.nc, root/ckpt/ where asked, root/scratch/."""
     from emergence.common.io import write_netcdf
+    from emergence.common.schema import load
     from emergence.runs.runner import run_training
 
+    if isinstance(section, dict):
+        section = load(module.Section, {k: v for k, v in section.items() if k != "analysis"}, module.NAME)
     root.mkdir(parents=True, exist_ok=True)
-    write_netcdf(module.build_task(section["task"]), root / "task.nc")
+    write_netcdf(module.build_task(section.task), root / "task.nc")
     return run_training(module, section, root / "task.nc", root / "train.nc", root / "ckpt" if checkpoints else None,
                         root / "scratch")
 
 
 def reference_runs(root: Path) -> dict[str, xr.Dataset]:
     """Every reference run's results, trained into `root`."""
+    from dataclasses import replace
+
+    from emergence.common.experiments import experiment
     from emergence.core.tasks import cellular_automata, linear_map
     from emergence.runs import language_model
+    from emergence.runs.cells import Setting
     from emergence.runs.sweeps import mixers
 
-    def cell(module, section: dict, name: str) -> xr.Dataset:
+    def cell(module, section, name: str) -> xr.Dataset:
         return train_task(module, section, root / name, checkpoints=False)
 
     params = reference_params()
-    out = {module.NAME: cell(module, params[module.NAME], module.NAME) for module in (linear_map, cellular_automata)}
-    for cell_name, config in mixers.cells(params):  # each other sequence mixer, eager
+    setting = Setting.of(params)
+    out = {module.NAME: cell(module, setting.section(module.NAME), module.NAME)
+           for module in (linear_map, cellular_automata)}
+    for cell_name, config in mixers.cells(setting, experiment("mixers").section(params)):  # each other mixer, eager
         arch = cell_name.rsplit("-", 1)[1]
         if cell_name.startswith("linear_map-") and arch != "transformer":
-            section = dict(config["linear_map"], train=dict(config["linear_map"]["train"], compile="none"))
-            out[f"mixer {arch}"] = cell(linear_map, section, cell_name)
-    out["language_model"] = language_model.train_size(params, "tiny", root / "tiny", root / "scratch")
-    out["language_model+dyck"] = language_model.train_size(params, "tiny", root / "tiny+dyck", root / "scratch",
+            out[f"mixer {arch}"] = cell(linear_map, replace(config, train=replace(config.train, compile="none")),
+                                        cell_name)
+    section = language_model.LanguageModelTraining.of(params["language_model"])
+    out["language_model"] = language_model.train_size(section, "tiny", root / "tiny", root / "scratch")
+    out["language_model+dyck"] = language_model.train_size(section, "tiny", root / "tiny+dyck", root / "scratch",
                                                            pretraining="dyck")
     return out
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from emergence.common.params import REPO_ROOT
+from emergence.common.schema import load
 
 KINDS = ("args", "cells", "files", "summarize", "metrics", "rules")
 PACKAGE = "emergence.experiments"
@@ -43,9 +44,9 @@ class Experiment:
     figure: str                     # the chapter's figure its scorecard rows point to by default
     stages: tuple[str, ...] = ()    # its own DVC stages, in dvc.yaml; () where they are generated
     args: str | None = None         # the typed params section ("module:Class"), validated before any compute
-    cells: str | None = None        # "module:function" (params, name) -> [(cell, with_checkpoints)] its stages train
+    cells: str | None = None        # "module:function" (setting, section, name) -> [(cell, with_checkpoints)] its stages train
     train_stage: str | None = None  # the stage that trains `cells`
-    files: str | None = None        # generated stages: "module:function" (params, name) -> [SweepFile], the cells it trains
+    files: str | None = None        # generated stages: "module:function" (setting, section, name) -> [SweepFile], the cells it trains
     summarize: str | None = None    # generated stages: "module:function" (params, name, cells_dir) -> Dataset
     reads: tuple[str, ...] = ()     # generated stages: the params keys the training reads besides its own section
     summary_reads: tuple[str, ...] = ()  # generated stages: the params keys the summary reads besides its section
@@ -64,6 +65,14 @@ class Experiment:
 
     def training_stage(self) -> str | None:
         return self.name if self.generated else self.train_stage
+
+    def section(self, params: dict) -> Any:
+        """Its own section of the merged params, typed by `args` (the `section` its `cells`
+        and `files` take, beside the runs' Setting); as the mapping where it declares no args."""
+        node = params
+        for key in self.params.split("."):
+            node = node[key]
+        return load(resolve(self.args), node, self.params, declared_only=True) if self.args else node
 
     def entry(self, kind: str) -> str | None:
         if kind not in KINDS:

@@ -25,9 +25,16 @@ class ConfigError(ValueError):
     pass
 
 
-def number(low: float | None = None, high: float | None = None, default: Any = dataclasses.MISSING):
-    """A numeric field (or a list of numbers) allowed in [low, high]."""
-    return dataclasses.field(default=default, metadata={"low": low, "high": high})
+def number(low: float | None = None, high: float | None = None, default: Any = dataclasses.MISSING,
+           absent_when_none: bool = False):
+    """A numeric field (or a list of numbers) allowed in [low, high]. `absent_when_none`: a key
+    the YAML leaves out unless it is set (`to_params` omits it while None)."""
+    return dataclasses.field(default=default, metadata={"low": low, "high": high, "absent_when_none": absent_when_none})
+
+
+def unset(default: Any = None):
+    """A non-numeric field the YAML leaves out unless it is set (`to_params` omits it while None)."""
+    return dataclasses.field(default=default, metadata={"absent_when_none": True})
 
 
 def _range(meta) -> str:
@@ -112,8 +119,41 @@ def convert(tp, value, key: str, meta=None) -> Any:
     return _scalar(tp, value, key, meta)
 
 
-def load(cls, data: Any, key: str):
-    """Build dataclass `cls` from a mapping, strictly (see the module docstring)."""
+class Undeclared:
+    """A key a stage did not declare (a stage reads only the keys dvc.yaml lists for it, so that
+    an edit of any other key leaves it alone): `load_declared` puts one where such a key would
+    be. Reading it (arithmetic, comparison, truth, formatting, `to_params`) raises, naming the
+    key; a sweep may replace it (`dataclasses.replace`) with a value of its own."""
+
+    def __init__(self, key: str):
+        object.__setattr__(self, "key", key)
+
+    def _read(self, *_args, **_kwargs):
+        raise ConfigError(f"{self.key}: read by this stage, but not among the keys it declares in dvc.yaml "
+                          "(python -m emergence.pipeline.dependencies --write adds what a generated stage reads)")
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._read()
+
+    def __repr__(self) -> str:
+        return f"Undeclared({self.key!r})"
+
+    def __hash__(self) -> int:
+        return hash(("undeclared", self.key))
+
+    __bool__ = __int__ = __float__ = __index__ = __len__ = __iter__ = __str__ = __format__ = _read
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _read
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _read
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __neg__ = _read
+
+
+def load(cls, data: Any, key: str, declared_only: bool = False):
+    """Build dataclass `cls` from a mapping, strictly (see the module docstring). With
+    `declared_only` (a stage's params, restricted to the keys it declares): a missing key is an
+    `Undeclared`, not an error, and the cross-field checks are left to the full params'
+    validation (emergence.pipeline.config), which the stage's params have passed."""
     if not isinstance(data, dict):
         raise ConfigError(f"{key or 'params.yaml'}: expected {describe(cls)}, got {data!r}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -124,15 +164,33 @@ def load(cls, data: Any, key: str):
     values = {}
     for name, f in fields.items():
         if name not in data:
+            if declared_only and not f.metadata.get("absent_when_none"):
+                values[name] = Undeclared(_join(key, name))
+                continue
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ConfigError(f"{_join(key, name)}: missing; expected {describe(hints[name], f.metadata)}")
             continue
-        values[name] = convert(hints[name], data[name], _join(key, name), f.metadata)
+        if declared_only and dataclasses.is_dataclass(hints[name]):
+            values[name] = load(hints[name], data[name], _join(key, name), declared_only=True)
+        else:
+            values[name] = convert(hints[name], data[name], _join(key, name), f.metadata)
     obj = cls(**values)
-    if hasattr(obj, "check"):
+    if hasattr(obj, "check") and not declared_only:
         obj.check(key)
     return obj
 
 
-def to_dict(obj) -> dict:
-    return dataclasses.asdict(obj)
+def to_params(obj) -> Any:
+    """A loaded section back as the mapping it was loaded from (`load(type(obj), to_params(obj), key)`
+    gives `obj` again): what cache keys and results' config attributes record, so that they
+    read as the YAML does. Fields marked absent_when_none are left out while None."""
+    if isinstance(obj, Undeclared):
+        obj._read()
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_params(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if not (f.metadata.get("absent_when_none") and getattr(obj, f.name) is None)}
+    if isinstance(obj, dict):
+        return {k: to_params(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_params(v) for v in obj]
+    return obj

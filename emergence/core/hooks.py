@@ -6,9 +6,12 @@ model-agnostic names so the same helpers serve every architecture that exposes p
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 import torch
+
+from emergence.common.schema import number
 
 Hook = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
@@ -112,3 +115,19 @@ def ground_truth_bias(pattern: torch.Tensor, strength: float, layers: Iterable[i
         return {}
     bias = strength * pattern
     return {scores_name(layer): attention_bias(bias, heads) for layer in layers}
+
+
+@dataclass(frozen=True, kw_only=True)
+class BiasArgs:
+    """A `bias` section: strength * M (the task's true parents) added to the pre-softmax scores
+    of the chosen layers and heads (claim 5)."""
+    strength: float = number(-1e4, 1e4)                        # 0: no intervention
+    layers: list[int] | None = number(0, None, default=None)   # None: every layer
+    heads: list[int] | None = number(0, None, default=None)    # None: every head
+    at_eval: bool = True                                       # the bias stays on at evaluation
+
+    def hooks(self, pattern: torch.Tensor, n_layer: int) -> tuple[dict[str, Hook], dict[str, Hook]]:
+        """(training hooks, evaluation hooks) of this intervention on a model of `n_layer` layers."""
+        layers = range(n_layer) if self.layers is None else self.layers
+        hooks = ground_truth_bias(pattern, self.strength, layers, self.heads)
+        return hooks, (hooks if self.at_eval else {})

@@ -30,22 +30,35 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from emergence.common.schema import ConfigError, number
+from emergence.common.schema import ConfigError, number, unset
 from emergence.core.hooks import Hook
 from emergence.core.hooks import apply_hook as _apply
 from emergence.core.layers import SeedLayerNorm, SeedLinear
-from emergence.core.mixers import MIXER_CLASSES
+from emergence.core.mixer_kernels import KERNELS
+from emergence.core.mixers import MIXER_CLASSES, MIXERS
 
 
 @dataclass(frozen=True, kw_only=True)
 class ModelArgs:
-    """A task section's `model` parameters (the vocabulary and length come from the task)."""
-    n_layer: int = number(1, 64)
-    d_model: int = number(1, 8192)
-    n_head: int = number(1, 1024)
-    d_mlp: int = number(0, 65536)
-    norm: Literal["pre", "none"] = "pre"
-    positional: Literal["learned"] = "learned"
+    """A task section's `model` parameters (the vocabulary and length come from the task). The
+    mixer fields are absent from params.yaml (the transformer); the mixer comparison sets them."""
+    n_layer: int = number(1, 64)                   # blocks
+    d_model: int = number(1, 8192)                 # residual width
+    n_head: int = number(1, 1024)                  # attention heads (d_head = d_model / n_head)
+    d_mlp: int = number(0, 65536)                  # hidden width of each block's MLP (0: no MLP)
+    norm: Literal["pre", "none"] = "pre"           # pre-LN, or no normalisation
+    positional: Literal["learned"] = "learned"     # learned absolute position embeddings
+    mixer: Literal[MIXERS] | None = unset()        # the token-mixing slot (None: attention)
+    d_state: int | None = number(1, 4096, default=None, absent_when_none=True)     # mamba2: state size per head
+    expand: int | None = number(1, 64, default=None, absent_when_none=True)        # mamba2: d_inner / d_model
+    conv_kernel: int | None = number(1, 64, default=None, absent_when_none=True)   # short causal convolution width
+    kernels: Literal[KERNELS] | None = unset()     # mixers' cores: this package's reference or the CUDA libraries
+
+    def config(self, vocab_size: int, seq_len: int) -> "ModelConfig":
+        """The model these parameters describe, for a task of this vocabulary and length."""
+        mixer = {k: getattr(self, k) for k in MIXER_KEYS if getattr(self, k) is not None}
+        return ModelConfig(vocab_size=vocab_size, seq_len=seq_len, n_layer=self.n_layer, d_model=self.d_model,
+                           n_head=self.n_head, d_mlp=self.d_mlp, norm=self.norm, **mixer)
 
     def check(self, key: str) -> None:
         if self.d_model % self.n_head:
@@ -75,13 +88,8 @@ class ModelConfig:
         return asdict(self)
 
 
-# Model-dict keys that choose and shape a non-attention mixer (absent: the transformer).
+# ModelArgs fields that choose and shape a non-attention mixer (None: the transformer).
 MIXER_KEYS = ("mixer", "d_state", "expand", "conv_kernel", "kernels")
-
-
-def mixer_fields(model: dict) -> dict:
-    """The mixer keys present in a params model dict, for ModelConfig(**...)."""
-    return {k: model[k] for k in MIXER_KEYS if k in model}
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

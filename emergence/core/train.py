@@ -20,8 +20,8 @@ from emergence.common.io import atomic_dir
 from emergence.common.schema import ConfigError, number
 from emergence.common.torch_files import torch_load, torch_save
 from emergence.core import metrics
-from emergence.core.hooks import Hook, compose, pattern_name
-from emergence.core.model import ModelConfig, SeedTransformer
+from emergence.core.hooks import BiasArgs, Hook, compose, pattern_name
+from emergence.core.model import ModelArgs, ModelConfig, SeedTransformer
 from emergence.core.precision import Precision, resolve, training_autocast
 
 # Evaluation sequences per forward pass: at most 128, fewer for long sequences so one layer's
@@ -52,33 +52,48 @@ CompileMode = Literal["none", "default", "max-autotune-no-cudagraphs"]
 
 @dataclass(frozen=True, kw_only=True)
 class TrainArgs:
-    """A `train` section: seeds, optimiser, budget, schedules (see params.yaml for each)."""
-    n_seeds: int = number(1, 4096)
-    first_seed: int = number(0, 2**31 - 1)
-    seeds_per_group: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
-    batch_size: int = number(1, 1_000_000)
-    lr: float = number(0.0, 10.0)
+    """A `train` section: which seeds, the optimiser (AdamW), the budget and the schedules."""
+    n_seeds: int = number(1, 4096)                 # independent training runs (the unit of every statistic)
+    first_seed: int = number(0, 2**31 - 1)         # seeds first_seed .. first_seed + n_seeds - 1
+    seeds_per_group: int = number(1, 4096)         # seeds trained together as one batched model
+    steps: int = number(1, 10_000_000)             # optimiser steps per seed
+    batch_size: int = number(1, 1_000_000)         # sequences per step per seed
+    lr: float = number(0.0, 10.0)                  # AdamW learning rate (after warmup, constant)
     beta1: float = number(0.0, 1.0)
     beta2: float = number(0.0, 1.0)
-    weight_decay: float = number(0.0, 10.0)
-    warmup_steps: int = number(0, 10_000_000)
-    grad_clip: float = number(0.0, 1e6)
-    eval_every: int = number(1, 10_000_000)
-    checkpoint_log_until: int = number(0, 10_000_000)
-    checkpoint_every: int = number(1, 10_000_000)
-    resume_every: int = number(1, 10_000_000)
-    divergence_loss: float = number(0.0, None)
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    threads: int = number(0, 1024)
-    compile: CompileMode = "none"
-    precision: Precision = "float32"
-    examples: Examples = "answer"
+    weight_decay: float = number(0.0, 10.0)        # AdamW's decoupled weight decay
+    warmup_steps: int = number(0, 10_000_000)      # linear warmup from 0 (0: none)
+    grad_clip: float = number(0.0, 1e6)            # each seed's global gradient norm clipped to this (0: not)
+    eval_every: int = number(1, 10_000_000)        # evaluation spacing (plus powers of two before it)
+    checkpoint_log_until: int = number(0, 10_000_000)  # checkpoints at 1, 2, 4, ... up to this step
+    checkpoint_every: int = number(1, 10_000_000)  # then every this many steps, and at the end
+    resume_every: int = number(1, 10_000_000)      # resumable state written every this many steps
+    divergence_loss: float = number(0.0, None)     # a seed whose batch loss exceeds this counts as diverged
+    device: Literal["auto", "cpu", "cuda"] = "auto"  # auto: CUDA where available
+    threads: int = number(0, 1024)                 # torch threads in this process (0: torch's default)
+    compile: CompileMode = "none"                  # torch.compile of the training forward
+    precision: Precision = "float32"               # bf16-autocast where the device supports it (sweeps.precision)
+    examples: Examples = "answer"                  # per-example answers kept at each evaluation (EXAMPLE_METRICS)
 
     def check(self, key: str) -> None:
         if self.seeds_per_group > self.n_seeds:
             raise ConfigError(f"{key}.seeds_per_group: must be <= {key}.n_seeds ({self.n_seeds}), "
                               f"got {self.seeds_per_group}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingSection:
+    """What a synthetic task's section trains from besides its `task`, which each task module's
+    `Section` adds: the model, its training, and the attention-bias intervention."""
+    model: ModelArgs
+    train: TrainArgs
+    bias: BiasArgs
+
+    def check(self, key: str) -> None:
+        for name, limit in (("layers", self.model.n_layer), ("heads", self.model.n_head)):
+            chosen = getattr(self.bias, name)
+            if chosen is not None and (not chosen or max(chosen) >= limit):
+                raise ConfigError(f"{key}.bias.{name}: null (all) or indices in [0, {limit - 1}], got {chosen}")
 
 
 def checkpoint_steps(total: int, log_until: int, every: int) -> list[int]:
@@ -103,11 +118,11 @@ def eval_steps(total: int, every: int) -> list[int]:
     return sorted(steps)
 
 
-def schedules(train: dict) -> tuple[list[int], list[int]]:
+def schedules(train: TrainArgs) -> tuple[list[int], list[int]]:
     """(evaluation steps, checkpoint steps). Every checkpoint step is also evaluated, so the
     attention maps stored at checkpoints sit on the same step axis as the metrics."""
-    ckpts = checkpoint_steps(train["steps"], train["checkpoint_log_until"], train["checkpoint_every"])
-    evals = sorted(set(eval_steps(train["steps"], train["eval_every"])) | set(ckpts))
+    ckpts = checkpoint_steps(train.steps, train.checkpoint_log_until, train.checkpoint_every)
+    evals = sorted(set(eval_steps(train.steps, train.eval_every)) | set(ckpts))
     return evals, ckpts
 
 
@@ -286,22 +301,22 @@ def train_step(model: SeedTransformer, opt: torch.optim.Optimizer, tokens: torch
     return loss.detach()
 
 
-def training_forward(model: SeedTransformer, train: dict, hooks: Mapping[str, Hook] | None):
+def training_forward(model: SeedTransformer, train: TrainArgs, hooks: Mapping[str, Hook] | None):
     """What the training steps call: the model, or torch.compile's wrapper of it (the same
     parameters, graphs specialised to the training shapes) when `train.compile` asks for it and
     no hook acts on the training pass (hooks stay eager, as evaluation does)."""
-    mode = train["compile"]
+    mode = train.compile
     if mode == "none" or hooks:
         return model
     return torch.compile(model, mode=mode, dynamic=False)
 
 
-def make_optimizer(model: SeedTransformer, train: dict) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
-                             weight_decay=train["weight_decay"], fused=True)
+def make_optimizer(model: SeedTransformer, train: TrainArgs) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(model.parameters(), lr=train.lr, betas=(train.beta1, train.beta2),
+                             weight_decay=train.weight_decay, fused=True)
 
 
-def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dict, scratch: Path,
+def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: TrainArgs, scratch: Path,
                 group_index: int, n_groups: int, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
                 eval_hooks: Mapping[str, Hook] | None = None,
@@ -311,11 +326,11 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     `train_hooks` act on every training forward pass, `eval_hooks` on evaluation (an
     attention bias that stays on at evaluation is passed as both). `init_model` (holding
     these seeds, e.g. after pre-pretraining) replaces the fresh initialisation."""
-    steps = train["steps"]
+    steps = train.steps
     evals, ckpts = schedules(train)
     eval_index = {s: i for i, s in enumerate(evals)}
     ckpt_index = {s: i for i, s in enumerate(ckpts)}
-    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, task, train["examples"])
+    recorder = Recorder(len(seeds), len(evals), len(ckpts), steps, model_cfg, task, train.examples)
 
     model = SeedTransformer(model_cfg, seeds).to(device)
     if init_model is not None:
@@ -341,7 +356,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
             torch_save({"seeds": list(seeds), "model_config": model_cfg.to_dict(), "step": step,
                         "state_dict": model.state_dict()}, ckpt_dir / f"step{step:08d}.pt")
         if step in eval_index:
-            m = evaluate(model, task, want_maps=step in ckpt_index, extra_hooks=eval_hooks, examples=train["examples"])
+            m = evaluate(model, task, want_maps=step in ckpt_index, extra_hooks=eval_hooks, examples=train.examples)
             i = eval_index[step]
             for name, value in m.items():
                 if name == "attention_map":
@@ -355,8 +370,8 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
                         arr[dead, i] = np.nan
 
     weights = task.loss_weights
-    B = train["batch_size"]
-    precision = resolve(train["precision"], device)
+    B = train.batch_size
+    precision = resolve(train.precision, device)
     fault_after = int(os.environ.get(FAULT_ENV, "-1"))
     bar = tqdm(total=steps, initial=start, desc=f"train group {group_index + 1}/{n_groups}",
                unit="step", mininterval=2.0, dynamic_ncols=True)
@@ -366,11 +381,11 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
     for step in range(start, steps):
         tokens = torch.stack([task.sampler(B, batch_generator(seed, step)) for seed in seeds])
         for g in opt.param_groups:
-            g["lr"] = _lr_at(step, train["lr"], train["warmup_steps"])
-        loss = train_step(forward, opt, tokens, weights, train["grad_clip"], train_hooks, precision)
+            g["lr"] = _lr_at(step, train.lr, train.warmup_steps)
+        loss = train_step(forward, opt, tokens, weights, train.grad_clip, train_hooks, precision)
         loss_np = loss.cpu().numpy()
         recorder.arrays["train_loss"][:, step] = loss_np
-        bad = (~np.isfinite(loss_np) | (loss_np > train["divergence_loss"])) & (recorder.diverged_step < 0)
+        bad = (~np.isfinite(loss_np) | (loss_np > train.divergence_loss)) & (recorder.diverged_step < 0)
         recorder.diverged_step[bad] = step
         if bad.any():
             tqdm.write(f"seeds {[seeds[i] for i in np.flatnonzero(bad)]} diverged at step {step} "
@@ -380,7 +395,7 @@ def train_group(seeds: list[int], model_cfg: ModelConfig, task: Task, train: dic
         bar.update(1)
         if done % 50 == 0:
             bar.set_postfix(loss=f"{np.nanmean(loss_np):.4f}")
-        if done % train["resume_every"] == 0 and done < steps:
+        if done % train.resume_every == 0 and done < steps:
             snapshot(done)
         if done == fault_after:
             raise InjectedFault(f"{FAULT_ENV}={fault_after}: simulated crash after step {done}")

@@ -28,39 +28,21 @@ from emergence.analysis.events import AnalysisArgs
 from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params, misdirected_edits, set_profile
 from emergence.common.schema import ConfigError, load, number
-from emergence.core.model import ModelArgs
 from emergence.core.tasks import cellular_automata, linear_map
-from emergence.core.train import TrainArgs
 from emergence.common.experiments import entry_points
 from emergence.pipeline.stage import record_time, rerun_plan, stage_started, written_params
 from emergence.runs.executor import ExecutionArgs
 from emergence.runs.lm_probes import LanguageModelArgs
 from emergence.runs.pythia import PythiaArgs
-from emergence.runs.runner import BiasArgs
 
 @dataclass(frozen=True, kw_only=True)
-class TaskSection:
-    """What every synthetic task's section holds besides its `task` (the subclasses add it)."""
-    model: ModelArgs
-    train: TrainArgs
-    bias: BiasArgs
+class LinearMapSection(linear_map.Section):
     analysis: AnalysisArgs
 
-    def check(self, key: str) -> None:
-        for name, limit in (("layers", self.model.n_layer), ("heads", self.model.n_head)):
-            chosen = getattr(self.bias, name)
-            if chosen is not None and (not chosen or max(chosen) >= limit):
-                raise ConfigError(f"{key}.bias.{name}: null (all) or indices in [0, {limit - 1}], got {chosen}")
-
 
 @dataclass(frozen=True, kw_only=True)
-class LinearMapSection(TaskSection):
-    task: linear_map.TaskArgs
-
-
-@dataclass(frozen=True, kw_only=True)
-class AutomataSection(TaskSection):
-    task: cellular_automata.TaskArgs
+class AutomataSection(cellular_automata.Section):
+    analysis: AnalysisArgs
 
 
 def declared_sections(parent: str) -> type:

@@ -45,7 +45,7 @@ from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params
 from emergence.common.provenance import cpu_model
 from emergence.common.experiments import entry_points
-from emergence.core.train import resolve_device, schedules
+from emergence.core.train import TrainArgs, resolve_device, schedules
 from emergence.pipeline.config import load_params, validate
 from emergence.pipeline.stage import SCRATCH
 from emergence.runs import cells, language_model as lm
@@ -53,40 +53,45 @@ from emergence.runs.cache import (Request, bound_to_process, build_plan, entry_o
                                   on_slurm, splits)
 from emergence.runs.cells import cell_flops, training_flops
 from emergence.runs.cores import usable_cores
+from emergence.runs.executor import ExecutionArgs
 from emergence.runs.lm_builds import variant_requests, variant_seconds
 from emergence.runs.runner import seed_groups
 from emergence.runs.timing import MIN_TIMED_STEPS, WARMUP_STEPS, language_model_seconds, step_and_evaluation_seconds
 
 
-def planned_cells(params: dict) -> dict[str, list[tuple[dict, bool]]]:
+def planned_cells(params: dict) -> dict[str, list[tuple[cells.Cell, bool]]]:
     """Training stage -> its (cell, with_checkpoints), on the active profile: every experiment's
     declared cells (emergence/experiments/), or those of the files it declares."""
-    out = {e.training_stage(): cells(params, e.name) for e, cells in entry_points("cells")}
-    out.update({e.training_stage(): [(c, f.checkpoints) for f in files(params, e.name) for c in f.cells]
+    setting = cells.Setting.of(params)
+    out = {e.training_stage(): planned(setting, e.section(params), e.name) for e, planned in entry_points("cells")}
+    out.update({e.training_stage(): [(c, f.checkpoints) for f in files(setting, e.section(params), e.name)
+                                     for c in f.cells]
                 for e, files in entry_points("files")})
     return out
+
+
+def language_model_section(params: dict) -> lm.LanguageModelTraining:
+    return lm.LanguageModelTraining.of(params["language_model"])
 
 
 def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:
     """(variant, FLOPs, seed-steps, modelled one-core seconds) of every language-model variant,
     pre-pretraining included."""
-    section = params["language_model"]
-    layout, train = lm.layout_of(section), section["train"]
+    section = language_model_section(params)
+    layout, train = lm.layout_of(section), section.train
     out = []
     for name, (size, kind, _) in lm.variants(section).items():
-        steps = train["steps"] + lm.pretraining_steps(section, kind)
-        sequences = float(steps * train["batch_size"] * train["n_seeds"])
-        out.append((name, training_flops(lm.model_config(section["sizes"][size], layout), layout["seq_len"], sequences),
-                    float(steps * train["n_seeds"]), variant_seconds(section, size, kind)))
+        steps = train.steps + lm.pretraining_steps(section, kind)
+        sequences = float(steps * train.batch_size * train.n_seeds)
+        out.append((name, training_flops(lm.model_config(section.sizes[size], layout), layout["seq_len"], sequences),
+                    float(steps * train.n_seeds), variant_seconds(section, size, kind)))
     return out
 
 
-def cell_kind(cell: dict) -> tuple[str, str, str, str]:
+def cell_kind(cell: cells.Cell) -> tuple[str, str, str, str]:
     """What a cell's speed against the build-time model depends on beyond the model's terms:
     its task, its sequence mixer, its precision and its compile mode."""
-    task = cells.task_of(cell)
-    section = cell[task]
-    return task, section["model"].get("mixer", "attention"), section["train"]["precision"], section["train"]["compile"]
+    return cells.task_of(cell), cell.model.mixer or "attention", cell.train.precision, cell.train.compile
 
 
 def language_model_kind(params: dict, variant: str) -> tuple[str, str, str, str]:
@@ -96,27 +101,25 @@ def language_model_kind(params: dict, variant: str) -> tuple[str, str, str, str]
     their estimate by the linear-map transformer's factor (the large model least, the small ones
     and the neural-CA twin most) and to 1.38-1.63 times by their own factors, timed one after
     the other in one state of the machine (whose speed drifts; the spread is what compares)."""
-    train = params["language_model"]["train"]
-    return lm.NAME, variant, train["precision"], train["compile"]
+    train = language_model_section(params).train
+    return lm.NAME, variant, train.precision, train.compile
 
 
-def _kind_cell(params: dict, kind: tuple) -> dict:
+def _kind_cell(params: dict, kind: tuple) -> cells.Cell:
     """The first planned cell of `kind`."""
     return next(cell for planned in planned_cells(params).values() for cell, _ in planned if cell_kind(cell) == kind)
 
 
-def calibrate_cell(cell: dict, seconds: float = 3.0) -> float:
+def calibrate_cell(cell: cells.Cell, seconds: float = 3.0) -> float:
     """How many times the build-time model's seconds this machine takes, in this process with
     every thread, to train `cell`: one seed group's training step (a few seconds of steps timed
     after warm-up) and evaluation (the median of three, with the cell's per-example answers),
     each measured here, times the cell's steps, evaluations and seed groups. Set-up, checkpoints
     and the attention maps read at checkpoints are not timed."""
-    task = cells.task_of(cell)
-    section = cell[task]
-    train = section["train"]
-    step_s, eval_s = step_and_evaluation_seconds(task, section, torch.get_num_threads(), seconds,
-                                                 str(resolve_device(train["device"])), (train["examples"],), repeats=3)
-    measured = len(seed_groups(train)) * (train["steps"] * step_s + len(schedules(train)[0]) * eval_s[train["examples"]])
+    train = cell.train
+    step_s, eval_s = step_and_evaluation_seconds(cell, torch.get_num_threads(), seconds,
+                                                 str(resolve_device(train.device)), (train.examples,), repeats=3)
+    measured = len(seed_groups(train)) * (train.steps * step_s + len(schedules(train)[0]) * eval_s[train.examples])
     return measured / cells.cell_build_seconds(cell)
 
 
@@ -127,17 +130,17 @@ def calibrate_language_model(params: dict, variant: str, seconds: float, referen
     steps of a whole seed group over that, one seed's batches are timed and scaled to the group,
     and where even one seed's would be (the paper's medium and large models on a CPU: one seed of
     the large one took 134 s to time on 2 cores), the variant takes the reference factor."""
-    section = params["language_model"]
+    section = language_model_section(params)
     size, pretraining, _ = lm.variants(section)[variant]
     modelled = variant_seconds(section, size, pretraining)
-    train = section["train"]
-    steps = len(seed_groups(train)) * (train["steps"] + lm.pretraining_steps(section, pretraining))
+    train = section.train
+    steps = len(seed_groups(train)) * (train.steps + lm.pretraining_steps(section, pretraining))
     group_timing = reference * modelled / steps * (WARMUP_STEPS + MIN_TIMED_STEPS)
-    seeds = next((n for n in (train["seeds_per_group"], 1)
-                  if group_timing * n / train["seeds_per_group"] <= 4 * seconds), None)
+    seeds = next((n for n in (train.seeds_per_group, 1)
+                  if group_timing * n / train.seeds_per_group <= 4 * seconds), None)
     if seeds is None:
         return reference
-    return language_model_seconds(section, size, pretraining, seconds, str(resolve_device(train["device"])),
+    return language_model_seconds(section, size, pretraining, seconds, str(resolve_device(train.device)),
                                   seeds=seeds) / modelled
 
 
@@ -343,19 +346,20 @@ def stage_entries(params: dict, scratch: Path = SCRATCH,
     each -> (FLOPs, seed-steps, modelled one-core seconds, kind, train section, its seed groups'
     shares if the executor may train them apart), the first three and the shares counting only
     the seed groups the group store lacks; only the stages `runs` finds among `running`."""
-    out = [(stage, {entry_of(scratch, r.name, r.key): _left(*cell_flops(c), r, cell_kind(c), c[cells.task_of(c)]["train"])
+    out = [(stage, {entry_of(scratch, r.name, r.key): _left(*cell_flops(c), r, cell_kind(c), c.train)
                     for c, ckpt in planned for r in [cells.cell_request(c, scratch, ckpt)]})
            for stage, planned in planned_cells(params).items() if runs(stage, running)]
     if not runs("lm_train", running):
         return out
     lm_cost = {name: cost for name, *cost in language_model_flops(params)}
+    section = language_model_section(params)
     out.append(("lm_train", {entry_of(scratch, r.name, r.key): _left(*lm_cost[name][:2], r, language_model_kind(params, name),
-                                                                      params["language_model"]["train"])
-                             for name, r in variant_requests(params, scratch).items()}))
+                                                                      section.train)
+                             for name, r in variant_requests(section, scratch).items()}))
     return out
 
 
-def _left(flops: float, seed_steps: float, request: Request, kind: tuple, train: dict) -> tuple:
+def _left(flops: float, seed_steps: float, request: Request, kind: tuple, train: TrainArgs) -> tuple:
     """An entry's stage_entries value: its FLOPs, seed-steps and modelled seconds (the request's
     cost) scaled to the seed groups the group store lacks, and those groups' shares of that."""
     left, parts = request.pieces()
@@ -371,7 +375,7 @@ def plan_table(params: dict, speed: dict[tuple, float] | None, scratch: Path = S
     workers (None: no estimate); the stages among `running` alone. Returns it and the total
     estimated device-seconds."""
     rows, seen, every = [], set(), []
-    execution = params["execution"]
+    execution = cells.Setting.of(params).execution
     reference = reference_kind(params)
 
     def factor(kind: tuple) -> float:
@@ -404,14 +408,14 @@ def _priced(seconds: list[float], shares: list[tuple[float, ...]]) -> list[tuple
     return [(s, tuple(s * f for f in share)) for s, share in zip(seconds, shares)]
 
 
-def build_wall(execution: dict, seconds: list[float], trains: list[dict], shares: list[tuple[float, ...]]) -> float:
+def build_wall(execution: ExecutionArgs, seconds: list[float], trains: list[TrainArgs], shares: list[tuple[float, ...]]) -> float:
     """Expected wall seconds of building entries that take `seconds` in this process, trained
     with these `train` sections, the way cache.build_missing builds them: whole, or split into
     their seed groups (`shares` of each entry's seconds) where that is expected to be sooner."""
     return handout_seconds(execution, trains, handout(execution, trains, _priced(seconds, shares))[1])
 
 
-def _one_pool(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]]) -> tuple[list, float] | None:
+def _one_pool(execution: ExecutionArgs, builds: list[tuple[float, TrainArgs, tuple[float, ...]]]) -> tuple[list, float] | None:
     """`builds` (seconds in this process, train section, seed-group shares) that `make report`'s
     one pool takes (emergence/pipeline/prebuild.py), and the seconds of those left to their stages'
     processes (CPU bfloat16 with the threads left to the process); None where the pool would be
@@ -424,7 +428,7 @@ def _one_pool(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]
     return pooled, sum(s for s, t, _ in builds if bound_to_process(t))
 
 
-def one_pool_seconds(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]], stage_by_stage: float) -> float:
+def one_pool_seconds(execution: ExecutionArgs, builds: list[tuple[float, TrainArgs, tuple[float, ...]]], stage_by_stage: float) -> float:
     """Expected wall seconds of `builds` as `make report` builds them: its one pool (`_one_pool`),
     then the entries bound to their stages; `stage_by_stage` seconds where there is no pool."""
     pool = _one_pool(execution, builds)
@@ -434,7 +438,7 @@ def one_pool_seconds(execution: dict, builds: list[tuple[float, dict, tuple[floa
     return build_wall(execution, *map(list, zip(*pooled))) + left
 
 
-def pool_split(execution: dict, builds: list[tuple[float, dict, tuple[float, ...]]]) -> tuple[int, int]:
+def pool_split(execution: ExecutionArgs, builds: list[tuple[float, TrainArgs, tuple[float, ...]]]) -> tuple[int, int]:
     """(cells, seed groups): how many of `builds` (as `one_pool_seconds` takes them) the one pool
     hands out as their seed groups; (0, 0) where it hands out whole cells."""
     pool = _one_pool(execution, builds)

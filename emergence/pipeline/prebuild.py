@@ -40,7 +40,8 @@ from emergence.pipeline.cost import planned_cells, runs, stages_to_run
 from emergence.pipeline.stage import PREBUILD, SCRATCH, record_time, stage_started
 from emergence.runs import build_log
 from emergence.runs.cache import bound_to_process, build_missing
-from emergence.runs.cells import cell_request, task_of
+from emergence.runs.cells import Setting, cell_request
+from emergence.runs.language_model import LanguageModelTraining
 from emergence.runs.lm_builds import variant_requests
 
 def pooled_requests(params: dict, scratch: Path = SCRATCH,
@@ -48,20 +49,20 @@ def pooled_requests(params: dict, scratch: Path = SCRATCH,
     """(cell-cache request, its train section) of every cell and language model the training
     stages among `running` (None: all) ask for, but those bound to their stage's process (CPU
     bfloat16 with the threads left to the process); the cache skips what it holds."""
-    out = [(cell_request(cell, scratch, checkpoints), cell[task_of(cell)]["train"])
+    out = [(cell_request(cell, scratch, checkpoints), cell.train)
            for stage, planned in planned_cells(params).items() if runs(stage, running)
            for cell, checkpoints in planned]
     if runs("lm_train", running):
-        out += [(request, params["language_model"]["train"])
-                for request in variant_requests(params, scratch).values()]
+        section = LanguageModelTraining.of(params["language_model"])
+        out += [(request, section.train) for request in variant_requests(section, scratch).values()]
     return [(request, train) for request, train in out if not bound_to_process(train)]
 
 
 def prebuild(params: dict, scratch: Path = SCRATCH, running: set[str] | None = None) -> None:
     todo = pooled_requests(params, scratch, running)
     if todo:
-        build_missing(scratch, [request for request, _ in todo], params["execution"], [train for _, train in todo],
-                      desc="cells of every stage")
+        build_missing(scratch, [request for request, _ in todo], Setting.of(params).execution,
+                      [train for _, train in todo], desc="cells of every stage")
 
 
 def main(argv: list[str], scratch: Path = SCRATCH, root: Path = REPO_ROOT) -> int:

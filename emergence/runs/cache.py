@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
@@ -29,7 +30,9 @@ from typing import Any, Callable, Iterator, NamedTuple
 from emergence.common.io import atomic_dir, config_hash, file_digest, write_json
 from emergence.common.provenance import cpu_model
 from emergence.runs import build_log
-from emergence.runs.executor import Plan, expected_seconds, makespan, plan, run_jobs, run_slurm, sharing_cores
+from emergence.core.train import TrainArgs
+from emergence.runs.executor import (ExecutionArgs, Plan, expected_seconds, makespan, plan, run_jobs, run_slurm,
+                                     sharing_cores)
 from emergence.runs.runner import runs_on
 
 MANIFEST = "manifest.json"
@@ -53,13 +56,13 @@ def thread_dependent(runs: dict) -> bool:
     return "threads" in runs
 
 
-def bound_to_process(train: dict) -> bool:
+def bound_to_process(train: TrainArgs) -> bool:
     """Whether an entry trained with this `train` section must be built in the stage's own
     process: its bytes depend on the thread count and the section leaves that count to the
     process (`threads: 0`), so its key records this process's threads. One whose section sets
     `threads` gives the same bytes in any process that builds it (each sets that many), so
     workers and SLURM tasks may take it."""
-    return thread_dependent(runs_on(train)) and not train["threads"]
+    return thread_dependent(runs_on(train)) and not train.threads
 
 
 class Part(NamedTuple):
@@ -209,42 +212,42 @@ def finished_group(scratch: Path, name: str, key: object, folder: Path, train: C
     return 0.0
 
 
-def _bound(trains: list[dict]) -> bool:
+def _bound(trains: list[TrainArgs]) -> bool:
     return any(bound_to_process(train) for train in trains)
 
 
-def on_slurm(execution: dict, trains: list[dict]) -> bool:
+def on_slurm(execution: ExecutionArgs, trains: list[TrainArgs]) -> bool:
     """Whether entries trained with these `train` sections go to SLURM: never those bound to
     this process (CPU bfloat16 with the threads left to it: their keys record its threads)."""
-    return execution["executor"] == "slurm" and not _bound(trains)
+    return execution.executor == "slurm" and not _bound(trains)
 
 
-def as_built(execution: dict, trains: list[dict]) -> dict:
+def as_built(execution: ExecutionArgs, trains: list[TrainArgs]) -> ExecutionArgs:
     """`execution` as it applies to entries trained with these `train` sections: where every one
     fixes its thread count, this process would build each on those threads too, so a worker is
     no slower than here (`slowdown` 1; two one-thread linear-map processes on the 2-core AMD
     EPYC: 0.080 and 0.083 s a step against 0.077 alone)."""
-    return dict(execution, slowdown=1.0) if trains and all(t["threads"] for t in trains) else execution
+    return replace(execution, slowdown=1.0) if trains and all(t.threads for t in trains) else execution
 
 
-def build_plan(execution: dict, trains: list[dict], costs: list[float]) -> Plan:
+def build_plan(execution: ExecutionArgs, trains: list[TrainArgs], costs: list[float]) -> Plan:
     """How this machine builds entries costing `costs` (expected seconds in this process), told
     by their `train` sections the threads a build asks for, its device, and whether an entry is
     bound to this process (`bound_to_process`; emergence/runs/executor.py's `plan`)."""
     runs = [runs_on(train) for train in trains]
-    return plan(as_built(execution, trains), costs, cell_threads=max((t["threads"] for t in trains), default=0),
+    return plan(as_built(execution, trains), costs, cell_threads=max((t.threads for t in trains), default=0),
                 device="cpu" if all(r["device"] == "cpu" for r in runs) else "cuda",
                 bound_here=_bound(trains))
 
 
-def handout_seconds(execution: dict, trains: list[dict], costs: list[float]) -> float:
+def handout_seconds(execution: ExecutionArgs, trains: list[TrainArgs], costs: list[float]) -> float:
     """Expected wall seconds of building work that costs `costs` (seconds in this process),
     trained with these `train` sections, as `build_missing` hands it out: one SLURM array task
     per piece (nodes as fast as this device), or by the executor's plan on this machine."""
     if not costs:
         return 0.0
     if on_slurm(execution, trains):
-        return makespan(costs, min(len(costs), execution["slurm"]["array_parallelism"]))
+        return makespan(costs, min(len(costs), execution.slurm.array_parallelism))
     return expected_seconds(as_built(execution, trains), costs, build_plan(execution, trains, costs))
 
 
@@ -254,13 +257,13 @@ def pieces(entries: list[tuple[float, tuple[float, ...]]]) -> list[float]:
     return [c for cost, parts in entries for c in (parts or (cost,))]
 
 
-def handout(execution: dict, trains: list[dict], entries: list[tuple[float, tuple[float, ...]]]) -> tuple[bool, list[float]]:
+def handout(execution: ExecutionArgs, trains: list[TrainArgs], entries: list[tuple[float, tuple[float, ...]]]) -> tuple[bool, list[float]]:
     """(whether `splits`, the costs handed out): the entries' parts, or the whole entries."""
     split = splits(execution, trains, entries)
     return split, pieces(entries) if split else [cost for cost, _ in entries]
 
 
-def splits(execution: dict, trains: list[dict], entries: list[tuple[float, tuple[float, ...]]]) -> bool:
+def splits(execution: ExecutionArgs, trains: list[TrainArgs], entries: list[tuple[float, tuple[float, ...]]]) -> bool:
     """Whether to hand out the entries' parts (a cell's seed groups) rather than whole entries:
     where a stage has fewer long cells than workers (one 8-group cell on 16 cores; the paper
     profile's 64-seed cells on a SLURM array), by `SPLIT_GAIN` or more."""
@@ -279,7 +282,7 @@ def _build_in_worker(scratch: Path, name: str, key: object, build: Callable[[Pat
     return list(build_log.LOOKUPS)
 
 
-def build_missing(scratch: Path, requests: list[Request], execution: dict, trains: list[dict],
+def build_missing(scratch: Path, requests: list[Request], execution: ExecutionArgs, trains: list[TrainArgs],
                   desc: str = "cells") -> None:
     """Build every requested entry that is missing or damaged, through worker processes where
     `execution` expects them to finish sooner (`build_plan`), or as one SLURM array (its task
@@ -305,7 +308,7 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     # stage's cells over it, also when this run found them all in the cache
     cold_split, cold = handed_out(list(wanted.values()), cold=True)
     build_log.PIECES.update({entry.name: len(r.parts) for entry, r in wanted.items() if cold_split and r.parts})
-    build_log.COLD_WORKERS.append(min(len(cold), execution["slurm"]["array_parallelism"]) if slurm
+    build_log.COLD_WORKERS.append(min(len(cold), execution.slurm.array_parallelism) if slurm
                                   else build_plan(execution, trains, cold).workers)
     if not jobs:
         return
@@ -318,8 +321,8 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
         desc = f"{desc}, {len(parts)} seed groups of {sum(1 for r in jobs if r.parts)} of them apart"
     start = time.perf_counter()
     if slurm:
-        workers = min(len(calls), execution["slurm"]["array_parallelism"])
-        results = run_slurm(_call, calls, execution["slurm"], folder, desc)
+        workers = min(len(calls), execution.slurm.array_parallelism)
+        results = run_slurm(_call, calls, execution.slurm, folder, desc)
     else:
         pool = build_plan(execution, trains, call_costs)
         if pool.workers == 1:
@@ -330,7 +333,7 @@ def build_missing(scratch: Path, requests: list[Request], execution: dict, train
     assemble = [r for r in jobs if split and r.parts]  # their groups now stored: each build copies them
     if slurm and assemble:
         records += [r for rs in run_slurm(_build_in_worker, [(scratch, r.name, r.key, r.build) for r in assemble],
-                                          execution["slurm"], folder, "cells assembled from their seed groups") for r in rs]
+                                          execution.slurm, folder, "cells assembled from their seed groups") for r in rs]
     elif assemble:
         first = len(build_log.LOOKUPS)
         for r in assemble:

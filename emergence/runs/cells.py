@@ -1,7 +1,8 @@
 """The one path by which every experiment trains: cells, the cell cache, sweeps.
 
-A cell is a params dict holding `profile` and one synthetic task's section (`linear_map` or
-`cellular_automata`: task, model, train, bias). A sweep declares its cells as the results
+A cell is one synthetic task's training section (`linear_map.Section` or
+`cellular_automata.Section`: task, model, train, bias), typed; sweeps derive theirs from the
+task's section in params.yaml (`Setting`) with `with_budget` and `dataclasses.replace`. A sweep declares its cells as the results
 files it writes (`SweepFile`: one cell, or several stacked along a dimension); this module
 trains each cell or loads it from the cell cache, writes the files, and the whole output
 folder replaces the old one atomically.
@@ -16,11 +17,10 @@ cell's seed count, so a cell given more seeds trains only the groups it adds.
 """
 from __future__ import annotations
 
-import copy
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -29,17 +29,19 @@ from typing import Iterator
 import xarray as xr
 
 from emergence.common.io import atomic_dir, config_hash, read_netcdf, write_netcdf
-from emergence.common.schema import number
+from emergence.common.schema import load, number, to_params
 from emergence.core.model import ModelConfig, parameter_count
 from emergence.core.tasks import cellular_automata, linear_map
-from emergence.core.train import Examples, schedules, train_group
+from emergence.core.train import Examples, TrainArgs, TrainingSection, schedules, train_group
 from emergence.runs.cache import (Part, Request, build_missing, cached, finished_group, group_stored,
                                          intact_entry)
-from emergence.runs.runner import (SECTION_KEYS, PreparedTraining, prepare_training, runs_on, seed_groups,
-                                          train_prepared, training_code_version)
+from emergence.runs.executor import ExecutionArgs
+from emergence.runs.runner import (PreparedTraining, prepare_training, runs_on, seed_groups, train_prepared,
+                                   training_code_version)
 
 TASKS: dict[str, ModuleType] = {module.NAME: module for module in (linear_map, cellular_automata)}
 RESULTS = "results.nc"
+Cell = linear_map.Section | cellular_automata.Section
 
 
 def task_module(task: str) -> ModuleType:
@@ -49,9 +51,33 @@ def task_module(task: str) -> ModuleType:
         raise ValueError(f"unknown task section {task!r}; expected one of {tuple(TASKS)}") from None
 
 
-def task_of(cell: dict) -> str:
-    (task,) = [k for k in cell if k in TASKS]
+def task_of(cell: Cell) -> str:
+    (task,) = [name for name, module in TASKS.items() if type(cell) is module.Section]
     return task
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setting:
+    """What a sweep reads besides its own section: the active profile and the two synthetic
+    tasks' sections of params.yaml (without their `analysis`), typed; and how its missing
+    cells are built (`execution`), which never changes what they compute."""
+    profile: str
+    linear_map: linear_map.Section
+    cellular_automata: cellular_automata.Section
+    execution: ExecutionArgs
+
+    @classmethod
+    def of(cls, params: dict) -> "Setting":
+        """From validated params: the merged whole, or a stage's (the keys it declares, where
+        each key it leaves out is an `Undeclared` that raises when read)."""
+        sections = {"execution": (ExecutionArgs, params.get("execution", {})),
+                    **{task: (module.Section, {k: v for k, v in params.get(task, {}).items() if k != "analysis"})
+                       for task, module in TASKS.items()}}
+        return cls(profile=params["profile"], **{name: load(kind, section, name, declared_only=True)
+                                                 for name, (kind, section) in sections.items()})
+
+    def section(self, task: str) -> Cell:
+        return getattr(self, task)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,50 +94,51 @@ class Budget:
 SEED_FIELDS = ("n_seeds", "first_seed", "seeds_per_group")  # which seeds a cell trains, and how many at once
 
 
-def with_budget(params: dict, task_overrides: dict, budget: dict, task: str = "linear_map") -> dict:
-    """`params[task]` with a sweep's task overrides and training budget (n_seeds, steps,
-    batch_size, eval_every, eval_sequences, examples); checkpoints only at the start and end."""
-    section = copy.deepcopy(params[task])
-    section["task"].update(task_overrides, eval_sequences=budget["eval_sequences"])
-    section["train"].update(n_seeds=budget["n_seeds"], steps=budget["steps"], batch_size=budget["batch_size"],
-                            eval_every=budget["eval_every"],
-                            seeds_per_group=min(section["train"]["seeds_per_group"], budget["n_seeds"]),
-                            checkpoint_every=budget["steps"], resume_every=max(1, budget["steps"] // 4),
-                            examples=budget["examples"])
-    return {"profile": params["profile"], task: section}
+def with_budget(section: Cell, task_overrides: dict, budget: Budget, batch_size: int | None = None,
+                n_seeds: int | None = None) -> Cell:
+    """A task's `section` with a sweep's task overrides and training budget (its n_seeds, steps,
+    batch_size, eval_every, eval_sequences, examples; `batch_size` and `n_seeds` given here
+    replace the budget's); checkpoints only at the start and end."""
+    n_seeds = budget.n_seeds if n_seeds is None else n_seeds
+    task = replace(section.task, **task_overrides, eval_sequences=budget.eval_sequences)
+    train = replace(section.train, n_seeds=n_seeds, steps=budget.steps,
+                    batch_size=budget.batch_size if batch_size is None else batch_size,
+                    eval_every=budget.eval_every, seeds_per_group=min(section.train.seeds_per_group, n_seeds),
+                    checkpoint_every=budget.steps, resume_every=max(1, budget.steps // 4), examples=budget.examples)
+    return replace(section, task=task, train=train)
 
 
 # --- cells ------------------------------------------------------------------------------
 
-def cell_key(cell: dict, with_checkpoints: bool = False) -> dict:
+def cell_key(cell: Cell, with_checkpoints: bool = False) -> dict:
     task = task_of(cell)
-    return {"task": task, "c": {k: cell[task][k] for k in SECTION_KEYS},
+    return {"task": task, "c": to_params(cell),
             "code": training_code_version(task_module(task).__name__), "checkpoints": with_checkpoints,
-            "runs_on": runs_on(cell[task]["train"])}
+            "runs_on": runs_on(cell.train)}
 
 
 @contextmanager
-def _task_file(cell: dict, task_path: Path | None, beside: Path) -> Iterator[Path]:
+def _task_file(cell: Cell, task_path: Path | None, beside: Path) -> Iterator[Path]:
     """`task_path`, or the cell's task built into a file named `beside` plus -task.nc (removed after)."""
     if task_path is not None:
         yield task_path
         return
     task = task_of(cell)
     path = beside.parent / f"{beside.name}-task.nc"
-    write_netcdf(task_module(task).build_task(cell[task]["task"]), path)
+    write_netcdf(task_module(task).build_task(cell.task), path)
     try:
         yield path
     finally:
         path.unlink(missing_ok=True)
 
 
-def group_key(cell: dict, group: int, with_checkpoints: bool = False) -> dict:
+def group_key(cell: Cell, group: int, with_checkpoints: bool = False) -> dict:
     """A seed group's key in the group store: the cell's key without its seed count, first seed or
     group size, with the group's seeds. A cell with more seeds than one trained before shares its
     first groups."""
     key = cell_key(cell, with_checkpoints)
     return {**key, "c": {**key["c"], "train": seedless(key["c"]["train"])},
-            "seeds": seed_groups(cell[task_of(cell)]["train"])[group]}
+            "seeds": seed_groups(cell.train)[group]}
 
 
 def seedless(train: dict) -> dict:
@@ -119,7 +146,7 @@ def seedless(train: dict) -> dict:
     return {k: v for k, v in train.items() if k not in SEED_FIELDS}
 
 
-def groups_left(scratch: Path, name: str, keys: list[dict], train: dict) -> tuple[list[bool], float]:
+def groups_left(scratch: Path, name: str, keys: list[dict], train: TrainArgs) -> tuple[list[bool], float]:
     """(whether the group store holds each seed group of `keys`, the share of the seeds it lacks)."""
     stored = [group_stored(scratch, name, key) for key in keys]
     return stored, sum(share for share, done in zip(seed_group_shares(train), stored) if not done)
@@ -139,22 +166,22 @@ def finish_groups(run: PreparedTraining, scratch: Path, keys: list[dict], groups
                for g in groups)
 
 
-def _finish_cell_groups(cell: dict, scratch: Path, run: PreparedTraining, groups: list[int],
+def _finish_cell_groups(cell: Cell, scratch: Path, run: PreparedTraining, groups: list[int],
                         with_checkpoints: bool) -> float:
     keys = [group_key(cell, g, with_checkpoints) for g in range(len(seed_groups(run.train)))]
     return finish_groups(run, scratch, keys, groups, () if with_checkpoints else ("checkpoints",))
 
 
-def _build_cell(cell: dict, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
+def _build_cell(cell: Cell, scratch: Path, with_checkpoints: bool, task_path: Path | None, folder: Path) -> float:
     task = task_of(cell)
     with _task_file(cell, task_path, folder) as path:
-        run = prepare_training(task_module(task), cell[task], path)
+        run = prepare_training(task_module(task), cell, path)
         copied = _finish_cell_groups(cell, scratch, run, list(range(len(seed_groups(run.train)))), with_checkpoints)
         train_prepared(run, folder / RESULTS, folder / "checkpoints" if with_checkpoints else None, scratch)
     return copied
 
 
-def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: int,
+def train_seed_group(cell: Cell, scratch: Path, task_path: Path | None, group: int,
                      with_checkpoints: bool = False) -> float:
     """Train one seed group of a cell to its end and store it (`finish_groups`), so that the
     cell's build then finds it and trains nothing. Seed groups are independent trajectories, so a
@@ -165,28 +192,28 @@ def train_seed_group(cell: dict, scratch: Path, task_path: Path | None, group: i
     beside = scratch / "cells" / f"{task}-{config_hash(cell_key(cell))}-group{group}"  # its task file's name
     beside.parent.mkdir(parents=True, exist_ok=True)
     with _task_file(cell, task_path, beside) as path:
-        _finish_cell_groups(cell, scratch, prepare_training(task_module(task), cell[task], path), [group],
+        _finish_cell_groups(cell, scratch, prepare_training(task_module(task), cell, path), [group],
                             with_checkpoints)
     return time.perf_counter() - start
 
 
-def seed_group_shares(train: dict) -> tuple[float, ...]:
+def seed_group_shares(train: TrainArgs) -> tuple[float, ...]:
     """Each seed group's share of a cell's seeds."""
-    return tuple(len(g) / train["n_seeds"] for g in seed_groups(train))
+    return tuple(len(g) / train.n_seeds for g in seed_groups(train))
 
 
-def group_shares(train: dict) -> tuple[float, ...]:
+def group_shares(train: TrainArgs) -> tuple[float, ...]:
     """Each seed group's share of a cell's seeds (its parts' costs); () for a single group."""
     shares = seed_group_shares(train)
     return shares if len(shares) > 1 else ()
 
 
-def cell_request(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Request:
+def cell_request(cell: Cell, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Request:
     """A cell's cache request (emergence/runs/cache.py): priced at its seed groups the
     group store lacks; a cell of several seed groups has one part per group, which the executor
     may train apart (`train_seed_group`)."""
     cost, task = cell_build_seconds(cell), task_of(cell)
-    train = cell[task]["train"]
+    train = cell.train
     keys = [group_key(cell, g, with_checkpoints) for g in range(len(seed_groups(train)))]
     stored, todo = groups_left(scratch, task, keys, train)
     # a part is its group's store entry: cells with more seeds share it
@@ -203,17 +230,15 @@ def training_flops(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
     return per_sequence * sequences
 
 
-def cell_shape(cell: dict) -> tuple[ModelConfig, int, float, float]:
+def cell_shape(cell: Cell) -> tuple[ModelConfig, int, float, float]:
     """(model config, sequence length, seed-steps, sequences over all seeds) of a cell."""
-    task = task_of(cell)
-    section, module = cell[task], task_module(task)
-    layout = module.layout_of(section["task"])
-    train = section["train"]
-    seed_steps = float(train["n_seeds"] * train["steps"])
-    return module.model_config(section["model"], layout), layout.seq_len, seed_steps, seed_steps * train["batch_size"]
+    module = task_module(task_of(cell))
+    layout = module.layout_of(cell.task)
+    seed_steps = float(cell.train.n_seeds * cell.train.steps)
+    return module.model_config(cell.model, layout), layout.seq_len, seed_steps, seed_steps * cell.train.batch_size
 
 
-def cell_flops(cell: dict) -> tuple[float, float]:
+def cell_flops(cell: Cell) -> tuple[float, float]:
     """(FLOPs, seed-steps) of training one synthetic-task cell, all its seeds."""
     cfg, seq_len, seed_steps, sequences = cell_shape(cell)
     return training_flops(cfg, seq_len, sequences), seed_steps
@@ -238,21 +263,18 @@ def build_seconds(cfg: ModelConfig, seq_len: int, sequences: float) -> float:
             + SECONDS_PER_TOKEN_LAYER * cfg.n_layer * seq_len * sequences)
 
 
-def cell_build_seconds(cell: dict) -> float:
+def cell_build_seconds(cell: Cell) -> float:
     """A cell's expected build time (seconds on one core): its training sequences, and its
     evaluations counted as sequences at a third (a forward pass, of three in a training step)."""
     cfg, seq_len, _, sequences = cell_shape(cell)
     return build_seconds(cfg, seq_len, sequences + _evaluated_sequences(cell) / 3)
 
 
-def _evaluated_sequences(cell: dict) -> float:
-    section = cell[task_of(cell)]
-    train = section["train"]
-    n_evals = len(schedules(train)[0])
-    return float(n_evals * train["n_seeds"] * section["task"].get("eval_sequences", 0))
+def _evaluated_sequences(cell: Cell) -> float:
+    return float(len(schedules(cell.train)[0]) * cell.train.n_seeds * cell.task.eval_sequences)
 
 
-def trained_cell(cell: dict, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
+def trained_cell(cell: Cell, scratch: Path, with_checkpoints: bool = False, task_path: Path | None = None) -> Path:
     """The cell's cache folder (results.nc, and checkpoints/), trained here first if the cache
     lacks it. `task_path` gives the task file to train on (else it is built from the cell's task
     params). To read without ever training, `cached_cell`."""
@@ -260,20 +282,20 @@ def trained_cell(cell: dict, scratch: Path, with_checkpoints: bool = False, task
     return cached(scratch, request.name, request.key, request.build)
 
 
-def cached_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> Path | None:
+def cached_cell(cell: Cell, scratch: Path, with_checkpoints: bool = False) -> Path | None:
     """The cell's cache folder if it is there and intact, else None; never trains (a script that
     reads what a run built: `build.json` holds the seconds it took)."""
     return intact_entry(scratch, task_of(cell), cell_key(cell, with_checkpoints))
 
 
-def build_cells(cells: list[tuple[dict, bool]], scratch: Path, execution: dict) -> None:
+def build_cells(cells: list[tuple[Cell, bool]], scratch: Path, execution: ExecutionArgs) -> None:
     """Every (cell, with_checkpoints) the cache lacks, built through `execution`'s workers
     where they finish sooner (emergence/runs/executor.py); the stage then reads them as cache hits."""
     build_missing(scratch, [cell_request(cell, scratch, ckpt) for cell, ckpt in cells], execution,
-                  [cell[task_of(cell)]["train"] for cell, _ in cells])
+                  [cell.train for cell, _ in cells])
 
 
-def load_cell(cell: dict, scratch: Path, with_checkpoints: bool = False) -> xr.Dataset:
+def load_cell(cell: Cell, scratch: Path, with_checkpoints: bool = False) -> xr.Dataset:
     """The cell's results, trained here first if the cache lacks them."""
     return read_netcdf(trained_cell(cell, scratch, with_checkpoints) / RESULTS)
 
@@ -285,7 +307,7 @@ class SweepFile:
     """One results file of a sweep: a single cell (`dim` None) or cells stacked along `dim`
     at `values`. `attrs` are added to the file's attributes."""
     name: str
-    cells: list[dict]
+    cells: list[Cell]
     attrs: dict = field(default_factory=dict)
     dim: str | None = None
     values: list = field(default_factory=list)
@@ -301,13 +323,13 @@ def sweep_dataset(spec: SweepFile, scratch: Path) -> xr.Dataset:
     return stack_cells(datasets, spec.dim, spec.values, spec.attrs)
 
 
-def trained_file(spec: SweepFile, scratch: Path, execution: dict) -> xr.Dataset:
+def trained_file(spec: SweepFile, scratch: Path, execution: ExecutionArgs) -> xr.Dataset:
     """One sweep file's Dataset, its missing cells built through `execution`'s workers."""
     build_cells([(cell, spec.checkpoints) for cell in spec.cells], scratch, execution)
     return sweep_dataset(spec, scratch)
 
 
-def write_sweep(files: list[SweepFile], out_dir: Path, scratch: Path, execution: dict) -> list[str]:
+def write_sweep(files: list[SweepFile], out_dir: Path, scratch: Path, execution: ExecutionArgs) -> list[str]:
     """Every file of a sweep into out_dir/<name>.nc; the folder replaces the old one atomically."""
     build_cells([(cell, spec.checkpoints) for spec in files for cell in spec.cells], scratch, execution)
     with atomic_dir(out_dir) as tmp:

@@ -175,7 +175,7 @@ def makespan(costs: list[float], workers: int) -> float:
     return max(loads)
 
 
-def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str = "cpu",
+def plan(execution: ExecutionArgs, costs: list[float], cell_threads: int = 0, device: str = "cpu",
          bound_here: bool = False) -> Plan:
     """Workers and threads for building entries that cost `costs` (expected seconds in this
     process with every core: emergence/runs/cells.build_seconds). Workers only where they
@@ -193,31 +193,31 @@ def plan(execution: dict, costs: list[float], cell_threads: int = 0, device: str
         return here
     if device != "cpu":
         gpus = len(visible_gpus())
-        workers = min(execution["workers"] or gpus, gpus, len(costs))
+        workers = min(execution.workers or gpus, gpus, len(costs))
         if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers, device):
             return here
         return Plan(workers, max(1, cores // workers), device)
-    threads = min(cell_threads or execution["threads_per_worker"], cores)
-    workers = min(execution["workers"] or cores // threads, cores // threads, len(costs))
+    threads = min(cell_threads or execution.threads_per_worker, cores)
+    workers = min(execution.workers or cores // threads, cores // threads, len(costs))
     if workers < 2 or sum(costs) <= pooled_seconds(execution, costs, workers):
         return here
-    if not execution["workers"] and not cell_threads:
+    if not execution.workers and not cell_threads:
         # fewer entries than the cores hold workers: the spare cores go to the workers' threads
         # (7 cells on 16 cores: 7 workers of 2 threads, not 7 of 1 beside 9 idle cores)
         threads = max(threads, cores // workers)
     return Plan(workers, threads)
 
 
-def pooled_seconds(execution: dict, costs: list[float], workers: int, device: str = "cpu") -> float:
+def pooled_seconds(execution: ExecutionArgs, costs: list[float], workers: int, device: str = "cpu") -> float:
     """Expected wall time of building `costs` (seconds in this process) on `workers` worker
     processes: each entry `slowdown` times slower there (on the CPU, where workers share the
     cores; on CUDA each has a GPU of its own, as fast as this process's), handed out longest
     first, after the workers' start."""
-    slowdown = execution["slowdown"] if device == "cpu" else 1.0
-    return makespan(costs, workers) * slowdown + execution["worker_start_s"]
+    slowdown = execution.slowdown if device == "cpu" else 1.0
+    return makespan(costs, workers) * slowdown + execution.worker_start_s
 
 
-def expected_seconds(execution: dict, costs: list[float], p: Plan) -> float:
+def expected_seconds(execution: ExecutionArgs, costs: list[float], p: Plan) -> float:
     """Expected wall time of building `costs` as `p` plans it."""
     return pooled_seconds(execution, costs, p.workers, p.device) if p.workers > 1 else sum(costs)
 
@@ -314,9 +314,9 @@ def _cluster_answers() -> str | None:
     return None
 
 
-def run_slurm(fn: Callable, jobs: list[tuple], slurm: dict, folder: Path, desc: str = "entries") -> list[Any]:
+def run_slurm(fn: Callable, jobs: list[tuple], slurm: SlurmArgs, folder: Path, desc: str = "entries") -> list[Any]:
     """fn(*args) for each job as one task of a SLURM job array; results in job order. Tasks that
-    fail or die are resubmitted, at most `slurm["max_resubmit"]` times; then the first error is
+    fail or die are resubmitted, at most `slurm.max_resubmit` times; then the first error is
     raised with where the logs are. `fn` is pickled by reference: its module must be importable
     in the task (which runs this interpreter in this working directory, with this environment)."""
     if not jobs:
@@ -325,15 +325,15 @@ def run_slurm(fn: Callable, jobs: list[tuple], slurm: dict, folder: Path, desc: 
     if problem:
         raise ExecutorError(f"execution.executor: slurm, but the cluster cannot be reached: {problem}")
     executor = submitit.AutoExecutor(folder=folder / "%j", cluster="slurm")
-    executor.update_parameters(timeout_min=slurm["timeout_min"], cpus_per_task=slurm["cpus_per_task"],
-                               slurm_array_parallelism=slurm["array_parallelism"],
-                               **({"slurm_partition": slurm["partition"]} if slurm["partition"] else {}),
-                               **({"gpus_per_node": slurm["gpus_per_task"]} if slurm["gpus_per_task"] else {}),
-                               **({"mem_gb": slurm["mem_gb"]} if slurm["mem_gb"] else {}))
+    executor.update_parameters(timeout_min=slurm.timeout_min, cpus_per_task=slurm.cpus_per_task,
+                               slurm_array_parallelism=slurm.array_parallelism,
+                               **({"slurm_partition": slurm.partition} if slurm.partition else {}),
+                               **({"gpus_per_node": slurm.gpus_per_task} if slurm.gpus_per_task else {}),
+                               **({"mem_gb": slurm.mem_gb} if slurm.mem_gb else {}))
     results: list[Any] = [None] * len(jobs)
     pending = list(range(len(jobs)))
-    for attempt in range(slurm["max_resubmit"] + 1):
-        with _worker_environment(slurm["cpus_per_task"]):   # sbatch exports the environment to the tasks
+    for attempt in range(slurm.max_resubmit + 1):
+        with _worker_environment(slurm.cpus_per_task):   # sbatch exports the environment to the tasks
             submitted = executor.map_array(fn, *zip(*[jobs[i] for i in pending]))
         failed = []
         with tqdm(total=len(submitted), desc=f"{desc} (SLURM array {submitted[0].job_id.split('_')[0]}, "
@@ -347,5 +347,5 @@ def run_slurm(fn: Callable, jobs: list[tuple], slurm: dict, folder: Path, desc: 
         if not failed:
             return results
         pending = [i for i, _ in failed]
-    raise ExecutorError(f"{len(failed)} of {len(jobs)} SLURM tasks still failed after {slurm['max_resubmit']} "
+    raise ExecutorError(f"{len(failed)} of {len(jobs)} SLURM tasks still failed after {slurm.max_resubmit} "
                         f"resubmissions (logs under {folder}); the first: {failed[0][1]}")

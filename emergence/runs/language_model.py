@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -22,48 +22,14 @@ import xarray as xr
 
 from emergence.common.import_closure import module_code_version
 from emergence.common.lm_variants import RARE, variant_name
-from emergence.common.schema import ConfigError, number
+from emergence.common.schema import ConfigError, load, number, to_params
 from emergence.core.model import ModelConfig, SeedTransformer
 from emergence.core.tasks import corpus as cp
+from emergence.core.tasks.corpus import CorpusArgs, Mixture
 from emergence.core.tasks.dyck import sample_dyck
 from emergence.core.tasks.neural_ca import sample_neural_ca
-from emergence.core.train import Task, load_checkpoint
+from emergence.core.train import Task, TrainArgs, load_checkpoint
 from emergence.runs.runner import PreparedTraining, prepare, runs_on, train_prepared, train_seeds
-
-@dataclass(frozen=True, kw_only=True)
-class Mixture:
-    """Relative weights of the document kinds (at least one positive)."""
-    digits: float = number(0.0, None)
-    spans: float = number(0.0, None)
-    patterns: float = number(0.0, None)
-    ioi: float = number(0.0, None)
-    noise: float = number(0.0, None)
-
-    def check(self, key: str) -> None:
-        if self.digits + self.spans + self.patterns + self.ioi + self.noise <= 0:
-            raise ConfigError(f"{key}: at least one weight must be positive")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CorpusArgs:
-    """The generated corpus (emergence/core/tasks/corpus.py; params.yaml describes each field)."""
-    corpus_seed: int = number(0, 2**31 - 1)
-    holdout_mod: int = number(2, 1_000_000)
-    n_random: int = number(4, 100_000)
-    synthetic_tokens: int = number(0, 4096)
-    digit_length: int = number(2, 64)
-    repeats: int = number(2, 16)
-    span_length: int = number(2, 64)
-    filler_length: int = number(0, 256)
-    max_period: int = number(2, 16)
-    pattern_length: int = number(4, 256)
-    noise_length: int = number(2, 256)
-    mixture: Mixture
-
-    @property
-    def longest_prompt(self) -> int:
-        return max(2 * self.digit_length, 2 * self.span_length + self.filler_length, self.pattern_length, 14)
-
 
 @dataclass(frozen=True, kw_only=True)
 class SizeArgs:
@@ -121,6 +87,40 @@ class RareSkillsArgs:
     mixture: Mixture
 
 
+@dataclass(frozen=True, kw_only=True)
+class LanguageModelTraining:
+    """What training the language models reads of the `language_model` section (its probes and
+    patching are emergence/runs/lm_probes.py's, whose LanguageModelArgs adds them)."""
+    corpus: CorpusArgs
+    seq_len: int = number(16, 100_000)         # tokens per training window
+    sizes: dict[str, SizeArgs]                 # the model family, by name
+    train: TrainArgs                           # every size and twin trains with it
+    pretraining: PretrainingArgs
+    rare_skills: RareSkillsArgs
+
+    @classmethod
+    def of(cls, section: dict, key: str = "language_model") -> "LanguageModelTraining":
+        """The training part of the (validated) `language_model` section, typed."""
+        return load(cls, {f.name: section[f.name] for f in fields(cls)}, key)
+
+    def check(self, key: str) -> None:
+        if not self.sizes:
+            raise ConfigError(f"{key}.sizes: at least one size")
+        for name, chosen in (("pretraining", self.pretraining.sizes), ("rare_skills", self.rare_skills.sizes)):
+            unknown = [s for s in chosen if s not in self.sizes]
+            if unknown:
+                raise ConfigError(f"{key}.{name}.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
+                                  f"got {unknown}")
+        pre, alphabet = self.pretraining, self.corpus.synthetic_tokens
+        needs = {"dyck": ("dyck_k", 2 * pre.dyck_k), "neural_ca": ("nca_states", pre.nca_states),
+                 "random": ("tasks", 1)}
+        for task in pre.tasks:
+            name, n = needs[task]
+            if n > alphabet:
+                raise ConfigError(f"{key}.pretraining.{name}: {task} is written with the synthetic tokens, so it "
+                                  f"needs {key}.corpus.synthetic_tokens >= {n} (got {alphabet})")
+
+
 class Variant(NamedTuple):
     """One model directory: a size, pre-pretrained on a synthetic task or not, on a corpus."""
     size: str
@@ -131,8 +131,8 @@ class Variant(NamedTuple):
 EVAL_SEED = 10**6  # the trainer's evaluation windows come from a stream no training seed uses
 
 
-def vocab_of(corpus: dict) -> cp.Vocab:
-    return cp.Vocab(corpus["n_random"], corpus["synthetic_tokens"])
+def vocab_of(corpus: CorpusArgs) -> cp.Vocab:
+    return cp.Vocab(corpus.n_random, corpus.synthetic_tokens)
 
 
 def previous_token_pattern(T: int) -> np.ndarray:
@@ -143,8 +143,8 @@ def previous_token_pattern(T: int) -> np.ndarray:
 
 
 # --- the corpus as a task of the shared runner's protocol (emergence/runs/runner.py) -----
-# Its `task_params` is the whole language_model section (the corpus and seq_len) and its model
-# params one entry of `sizes`; the evaluation windows come from a stream no training seed uses.
+# Its task section is the whole LanguageModelTraining (the corpus and seq_len) and its model
+# section one entry of `sizes`; the evaluation windows come from a stream no training seed uses.
 
 NAME = "language_model"
 UNIT_DIM = "position"
@@ -152,22 +152,22 @@ UNIT_TEXT = "the next token at position i of a held-out window"
 EVAL_WINDOWS = 32  # held-out windows of the trainer's per-position evaluation
 
 
-def layout_of(section: dict) -> dict:
-    return {"seq_len": section["seq_len"], "vocab_size": vocab_of(section["corpus"]).size}
+def layout_of(section: LanguageModelTraining) -> dict:
+    return {"seq_len": section.seq_len, "vocab_size": vocab_of(section.corpus).size}
 
 
-def build_task(section: dict, n_eval: int = EVAL_WINDOWS) -> xr.Dataset:
+def build_task(section: LanguageModelTraining, n_eval: int = EVAL_WINDOWS) -> xr.Dataset:
     """The evaluation windows and the ground-truth pattern (the previous token), as a Dataset."""
     layout = layout_of(section)
     T = layout["seq_len"]
-    tokens = cp.sample_batch(EVAL_SEED, 0, n_eval, vocab_of(section["corpus"]), section["corpus"], T)
+    tokens = cp.sample_batch(EVAL_SEED, 0, n_eval, vocab_of(section.corpus), section.corpus, T)
     return xr.Dataset({"eval_tokens": (("sequence", "position"), tokens),
                        "ground_truth_pattern": (("query", "key"), previous_token_pattern(T))},
                       attrs={"vocab_size": layout["vocab_size"]})
 
 
-def task_tensors(task_ds: xr.Dataset, section: dict) -> Task:
-    corpus, T = section["corpus"], section["seq_len"]
+def task_tensors(task_ds: xr.Dataset, section: LanguageModelTraining) -> Task:
+    corpus, T = section.corpus, section.seq_len
     vocab = vocab_of(corpus)
 
     def sampler(batch: int, gen: torch.Generator) -> torch.Tensor:
@@ -179,10 +179,10 @@ def task_tensors(task_ds: xr.Dataset, section: dict) -> Task:
                 output_positions=torch.arange(T - 1)[:, None], n_output_tokens=vocab.size, sampler=sampler)
 
 
-def model_config(size: dict, layout: dict) -> ModelConfig:
-    d_model = size["n_head"] * size["d_head"]
-    return ModelConfig(vocab_size=layout["vocab_size"], seq_len=layout["seq_len"], n_layer=size["n_layer"],
-                       d_model=d_model, n_head=size["n_head"], d_mlp=size["mlp_ratio"] * d_model, norm="pre")
+def model_config(size: SizeArgs, layout: dict) -> ModelConfig:
+    d_model = size.n_head * size.d_head
+    return ModelConfig(vocab_size=layout["vocab_size"], seq_len=layout["seq_len"], n_layer=size.n_layer,
+                       d_model=d_model, n_head=size.n_head, d_mlp=size.mlp_ratio * d_model, norm="pre")
 
 
 def identity(task_ds: xr.Dataset) -> dict:
@@ -211,13 +211,13 @@ def pretraining_sequences(rng: np.random.Generator, pre: dict, kind: str, batch:
     return np.asarray(rows, dtype=np.int64)
 
 
-def pretraining_task(corpus: dict, pre: dict, kind: str, seq_len: int, n_eval: int) -> Task:
+def pretraining_task(corpus: CorpusArgs, pre: dict, kind: str, seq_len: int, n_eval: int) -> Task:
     """A pre-pretraining task written with the synthetic tokens s000, s001, ... (same embedding table)."""
     vocab = vocab_of(corpus)
     first = vocab.id("s000")
 
     def draw(rng: np.random.Generator, batch: int) -> torch.Tensor:
-        symbols = pretraining_sequences(rng, pre, kind, batch, seq_len, corpus["synthetic_tokens"])
+        symbols = pretraining_sequences(rng, pre, kind, batch, seq_len, corpus.synthetic_tokens)
         return torch.from_numpy(first + symbols).to(torch.int64)
 
     def sampler(batch: int, gen: torch.Generator) -> torch.Tensor:
@@ -229,57 +229,57 @@ def pretraining_task(corpus: dict, pre: dict, kind: str, seq_len: int, n_eval: i
                 sampler=sampler)
 
 
-def variants(section: dict) -> dict[str, Variant]:
+def variants(section: LanguageModelTraining) -> dict[str, Variant]:
     """Model directories to train, by name (emergence/common/lm_variants.py): every size,
     each pre-pretrained twin '<size>+<task>' and each rare-skills twin '<size>@rare'."""
-    out = {name: Variant(name) for name in section["sizes"]}
-    for name in section["pretraining"]["sizes"]:
-        for kind in section["pretraining"]["tasks"]:
+    out = {name: Variant(name) for name in section.sizes}
+    for name in section.pretraining.sizes:
+        for kind in section.pretraining.tasks:
             out[variant_name(name, pretraining=kind)] = Variant(name, pretraining=kind)
-    for name in section["rare_skills"]["sizes"]:
+    for name in section.rare_skills.sizes:
         out[variant_name(name, corpus=RARE)] = Variant(name, corpus=RARE)
     return out
 
 
-def corpus_of(section: dict, corpus: str | None) -> dict:
+def corpus_of(section: LanguageModelTraining, corpus: str | None) -> CorpusArgs:
     """The corpus a variant trains on: the main one, or it with the rare-skills mixture."""
     if corpus is None:
-        return section["corpus"]
+        return section.corpus
     if corpus != RARE:
         raise ValueError(f"corpus: None (the main corpus) or {RARE!r}, got {corpus!r}")
-    return {**section["corpus"], "mixture": section["rare_skills"]["mixture"]}
+    return replace(section.corpus, mixture=section.rare_skills.mixture)
 
 
-def on_corpus(section: dict, corpus: str | None) -> dict:
+def on_corpus(section: LanguageModelTraining, corpus: str | None) -> LanguageModelTraining:
     """The language_model section as a variant on `corpus` reads it."""
-    return section if corpus is None else {**section, "corpus": corpus_of(section, corpus)}
+    return section if corpus is None else replace(section, corpus=corpus_of(section, corpus))
 
 
-def pretraining_of(section: dict, kind: str | None) -> dict | None:
-    """What a twin's pre-pretraining reads: its task, its steps and the task's own keys."""
+def pretraining_of(section: LanguageModelTraining, kind: str | None) -> dict | None:
+    """What a twin's pre-pretraining reads: its task, its steps and the task's own keys (as its
+    cache key and results record them)."""
     if kind is None:
         return None
-    pre = section["pretraining"]
-    return {"task": kind, "steps": pre["steps"][kind], "transfer": pre["transfer"],
-            **{k: pre[k] for k in PRETRAINING_KEYS[kind]}}
+    pre = section.pretraining
+    return {"task": kind, "steps": pre.steps[kind], "transfer": pre.transfer,
+            **{k: getattr(pre, k) for k in PRETRAINING_KEYS[kind]}}
 
 
-def pretraining_steps(section: dict, kind: str | None) -> int:
+def pretraining_steps(section: LanguageModelTraining, kind: str | None) -> int:
     """The pre-pretraining steps of a variant (0 from scratch)."""
-    return 0 if kind is None else int(section["pretraining"]["steps"][kind])
+    return 0 if kind is None else int(section.pretraining.steps[kind])
 
 
-def pretrain(params: dict, size_name: str, kind: str, scratch, device):
+def pretrain(section: LanguageModelTraining, size_name: str, kind: str, scratch, device):
     """Pre-pretrain every seed of a size on one synthetic task; returns the model holding all seeds."""
-    section = params["language_model"]
-    pre, seq_len = pretraining_of(section, kind), section["seq_len"]
-    cfg = model_config(section["sizes"][size_name], layout_of(section))
-    train = dict(section["train"], steps=pre["steps"], eval_every=pre["steps"], checkpoint_log_until=0,
-                 checkpoint_every=pre["steps"], resume_every=max(1, pre["steps"] // 2))
+    pre, seq_len = pretraining_of(section, kind), section.seq_len
+    cfg = model_config(section.sizes[size_name], layout_of(section))
+    train = replace(section.train, steps=pre["steps"], eval_every=pre["steps"], checkpoint_log_until=0,
+                    checkpoint_every=pre["steps"], resume_every=max(1, pre["steps"] // 2))
     where = scratch / f"lm-pretrain-{size_name}-{kind}"
-    train_seeds(pretraining_task(section["corpus"], pre, kind, seq_len, 16).to(device), cfg, train, scratch,
-                f"lm-{kind}-{size_name}", trajectory_key={"pre": pre, "train": train, "size": size_name,
-                                                          "corpus": section["corpus"]},
+    train_seeds(pretraining_task(section.corpus, pre, kind, seq_len, 16).to(device), cfg, train, scratch,
+                f"lm-{kind}-{size_name}", trajectory_key={"pre": pre, "train": to_params(train), "size": size_name,
+                                                          "corpus": to_params(section.corpus)},
                 code=module_code_version(__name__), checkpoint_dir=where, device=device)
     model = load_checkpoint(where / f"step{pre['steps']:08d}.pt", device)
     shutil.rmtree(where, ignore_errors=True)
@@ -303,33 +303,35 @@ def pretrain(params: dict, size_name: str, kind: str, scratch, device):
     return fresh
 
 
-def prepare_size(params: dict, size_name: str, pretraining: str | None = None,
+def prepare_size(section: LanguageModelTraining, size_name: str, pretraining: str | None = None,
                  corpus: str | None = None) -> PreparedTraining:
     """One size (or its twin) set up to train on this device: what training it whole
     (`train_size`) and training one of its seed groups apart (emergence/runs/lm_builds.py) share."""
-    section = on_corpus(params["language_model"], corpus)
-    train, size = section["train"], section["sizes"][size_name]
-    run_config = {"language_model": {"corpus": section["corpus"], "seq_len": section["seq_len"], "size": size,
-                                     "train": train, "pretraining": pretraining_of(section, pretraining)}}
-    return prepare(sys.modules[__name__], build_task(section), section, size, train, run_config,
+    section = on_corpus(section, corpus)
+    size = section.sizes[size_name]
+    run_config = {"language_model": {"corpus": to_params(section.corpus), "seq_len": section.seq_len,
+                                     "size": to_params(size), "train": to_params(section.train),
+                                     "pretraining": pretraining_of(section, pretraining)}}
+    return prepare(sys.modules[__name__], build_task(section), section, size, section.train, run_config,
                    code=module_code_version(__name__), name=f"lm-{variant_name(size_name, corpus=corpus)}")
 
 
-def train_size(params: dict, size_name: str, out_dir, scratch, pretraining: str | None = None,
+def train_size(section: LanguageModelTraining, size_name: str, out_dir, scratch, pretraining: str | None = None,
                corpus: str | None = None) -> xr.Dataset:
     """Train every seed of one size (after pre-pretraining on the task `pretraining`, if given;
     on the rare-skills corpus if `corpus` is RARE); write out_dir/train.nc and out_dir/checkpoints/."""
-    run = prepare_size(params, size_name, pretraining, corpus)
-    init = pretrain(params, size_name, pretraining, scratch, run.device) if pretraining else None
+    run = prepare_size(section, size_name, pretraining, corpus)
+    init = pretrain(section, size_name, pretraining, scratch, run.device) if pretraining else None
     return train_prepared(run, out_dir / "train.nc", out_dir / "checkpoints", scratch, init_model=init,
                           attrs={"size": size_name, "pretraining": pretraining or "none", "corpus": corpus or "main"})
 
 
-def training_key(params: dict, size_name: str, pretraining: str | None, corpus: str | None = None) -> dict:
+def training_key(section: LanguageModelTraining, size_name: str, pretraining: str | None,
+                 corpus: str | None = None) -> dict:
     """What fixes a variant's results: its configuration and the code training it executes
     (this module's import closure), where it runs. The cell cache's key of the variant."""
-    section = params["language_model"]
-    return {"corpus": corpus_of(section, corpus), "seq_len": section["seq_len"], "size": section["sizes"][size_name],
-            "train": section["train"], "pretraining": pretraining_of(section, pretraining),
+    return {"corpus": to_params(corpus_of(section, corpus)), "seq_len": section.seq_len,
+            "size": to_params(section.sizes[size_name]), "train": to_params(section.train),
+            "pretraining": pretraining_of(section, pretraining),
             "name": variant_name(size_name, corpus=corpus), "code": module_code_version(__name__),
-            "runs_on": runs_on(section["train"])}
+            "runs_on": runs_on(section.train)}

@@ -3,7 +3,7 @@ search, and head-level attention patching across each bracket (claims 1-3 at CPU
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -12,13 +12,13 @@ import xarray as xr
 
 from emergence.analysis import patching as pt
 from emergence.analysis.events import bracket_emergence, jump_start, steepest_interval
-from emergence.common.schema import ConfigError, number
+from emergence.common.schema import ConfigError, number, to_params
 from emergence.core.metrics import attention_entropy
 from emergence.core.model import parameter_count
 from emergence.core.tasks import corpus as cp
-from emergence.core.train import TrainArgs, load_checkpoint
-from emergence.runs.language_model import (CorpusArgs, PretrainingArgs, RareSkillsArgs, SizeArgs, variants,
-                                                  vocab_of)
+from emergence.core.tasks.corpus import CorpusArgs
+from emergence.core.train import load_checkpoint
+from emergence.runs.language_model import LanguageModelTraining, variants, vocab_of
 
 
 # Pattern completion of one cycle period (patterns_period2, ...): cycles of period 2 and 3 are two
@@ -27,9 +27,9 @@ from emergence.runs.language_model import (CorpusArgs, PretrainingArgs, RareSkil
 PERIOD_PROBE = "patterns_period"
 
 
-def probe_kinds(corpus: dict) -> list[str]:
+def probe_kinds(corpus: CorpusArgs) -> list[str]:
     """The capabilities a probe set can name: the corpus's probes and one pattern probe a period."""
-    return [*cp.PROBES, *(f"{PERIOD_PROBE}{period}" for period in range(2, corpus["max_period"] + 1))]
+    return [*cp.PROBES, *(f"{PERIOD_PROBE}{period}" for period in range(2, corpus.max_period + 1))]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,36 +54,14 @@ class PatchingArgs:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LanguageModelArgs:
-    corpus: CorpusArgs
-    seq_len: int = number(16, 100_000)
-    sizes: dict[str, SizeArgs]
-    train: TrainArgs
-    pretraining: PretrainingArgs
-    rare_skills: RareSkillsArgs
+class LanguageModelArgs(LanguageModelTraining):
+    """The `language_model` section: what trains the family, and how it is probed and patched."""
     probes: ProbeArgs
     patching: PatchingArgs
 
     def check(self, key: str) -> None:
-        if not self.sizes:
-            raise ConfigError(f"{key}.sizes: at least one size")
-        unknown = [s for s in self.pretraining.sizes if s not in self.sizes]
-        if unknown:
-            raise ConfigError(f"{key}.pretraining.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
-                              f"got {unknown}")
-        unknown = [s for s in self.rare_skills.sizes if s not in self.sizes]
-        if unknown:
-            raise ConfigError(f"{key}.rare_skills.sizes: names from {key}.sizes ({', '.join(self.sizes)}), "
-                              f"got {unknown}")
-        pre, alphabet = self.pretraining, self.corpus.synthetic_tokens
-        needs = {"dyck": ("dyck_k", 2 * pre.dyck_k), "neural_ca": ("nca_states", pre.nca_states),
-                 "random": ("tasks", 1)}
-        for task in pre.tasks:
-            name, n = needs[task]
-            if n > alphabet:
-                raise ConfigError(f"{key}.pretraining.{name}: {task} is written with the synthetic tokens, so it "
-                                  f"needs {key}.corpus.synthetic_tokens >= {n} (got {alphabet})")
-        allowed = probe_kinds(asdict(self.corpus))
+        super().check(key)
+        allowed = probe_kinds(self.corpus)
         unknown = [k for k in self.probes.kinds if k not in allowed]
         if unknown:
             raise ConfigError(f"{key}.probes.kinds: names from {allowed} (periods 2..{key}.corpus.max_period), "
@@ -109,7 +87,7 @@ def probe_model(model, probes: dict[str, tuple[np.ndarray, np.ndarray]], per_pro
     return out
 
 
-def period_probe_set(period: int, n: int, vocab, corpus: dict) -> tuple[np.ndarray, np.ndarray]:
+def period_probe_set(period: int, n: int, vocab, corpus: CorpusArgs) -> tuple[np.ndarray, np.ndarray]:
     """n held-out pattern-completion probes whose cycle has `period` tokens: the first n of that
     period among the corpus's pattern probes (drawn in its fixed order, as many as it takes)."""
     drawn = n
@@ -121,11 +99,11 @@ def period_probe_set(period: int, n: int, vocab, corpus: dict) -> tuple[np.ndarr
         drawn *= 2   # cp.probe_set says so where the held-out patterns run out
 
 
-def make_probes(corpus: dict, probe_params: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def make_probes(corpus: CorpusArgs, probe_params: ProbeArgs) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     vocab = vocab_of(corpus)
-    n = probe_params["n_prompts"]
+    n = probe_params.n_prompts
     return {kind: period_probe_set(int(kind[len(PERIOD_PROBE):]), n, vocab, corpus) if kind.startswith(PERIOD_PROBE)
-            else cp.probe_set(kind, n, vocab, corpus, seed=0)[:2] for kind in probe_params["kinds"]}
+            else cp.probe_set(kind, n, vocab, corpus, seed=0)[:2] for kind in probe_params.kinds}
 
 
 def probe_checkpoints(checkpoints: dict[int, object], probes: dict) -> xr.Dataset:
@@ -242,11 +220,10 @@ def training_record(model_dir, checkpoint_steps: np.ndarray) -> tuple[int, str, 
     return (int(pre["steps"]) if pre else 0), (pre["transfer"] if pre else ""), loss
 
 
-def probe_sizes(params: dict, lm_root) -> xr.Dataset:
+def probe_sizes(section: LanguageModelArgs, lm_root) -> xr.Dataset:
     """Dense probe table and binary-search brackets of every size: [size, capability, seed, checkpoint_step]."""
-    section = params["language_model"]
-    probes = make_probes(section["corpus"], section["probes"])
-    threshold = section["probes"]["solved_accuracy"]
+    probes = make_probes(section.corpus, section.probes)
+    threshold = section.probes.solved_accuracy
     per_size = []
     names = list(variants(section))
     for name in names:
@@ -266,13 +243,13 @@ def probe_sizes(params: dict, lm_root) -> xr.Dataset:
         per_size.append(ds)
     out = xr.concat(per_size, dim=xr.DataArray(names, dims="size", name="size"))
     out.attrs = {"experiment": "language_model:probes", "solved_accuracy": threshold,
-                 "config": json.dumps({"probes": section["probes"], "corpus": section["corpus"],
-                                       "rare_skills": section["rare_skills"]}, sort_keys=True)}
+                 "config": json.dumps(to_params({"probes": section.probes, "corpus": section.corpus,
+                                                 "rare_skills": section.rare_skills}), sort_keys=True)}
     return out
 
 
 @torch.no_grad()
-def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> xr.Dataset:
+def patch_size(section: LanguageModelArgs, lm_root, size_name: str, probe_ds: xr.Dataset) -> xr.Dataset:
     """Head-level patching of every (capability, seed) with an emergence bracket of one size,
     across the checkpoints `patch_bracket` picks by `bracket`. Brackets whose p(correct) rises by
     less than `min_gap` are not patched (a recovered fraction of a vanishing gap is noise); `gap`
@@ -281,31 +258,30 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
     attention layers carry at all). The sharpening test's heads are ranked on the even-numbered
     prompts and their entropy read on the odd-numbered ones, so that the ranking does not pick
     the heads whose entropy happened to move on the prompts it is measured on."""
-    section = params["language_model"]
-    pcfg = section["patching"]
-    probes = make_probes(section["corpus"], section["probes"])
+    pcfg = section.patching
+    probes = make_probes(section.corpus, section.probes)
     ckpts = load_checkpoints(lm_root / size_name / "checkpoints")
     cfg = ckpts[min(ckpts)].cfg
     L, H = cfg.n_layer, cfg.n_head
     kinds, seeds = list(probes), list(ckpts[min(ckpts)].seeds)
-    ks = [k for k in pcfg["top_k"] if k <= L * H]
+    ks = [k for k in pcfg.top_k if k <= L * H]
     nan = lambda *shape: np.full(shape, np.nan, dtype=np.float32)  # noqa: E731
     effects, reverse, prev_score, ind_score, ent_old, ent_new = (nan(len(kinds), len(seeds), L, H) for _ in range(6))
     ranking_delta, held_old, held_new = (nan(len(kinds), len(seeds), L, H) for _ in range(3))
     recovery = nan(len(kinds), len(seeds), len(ks))
     p_old, p_new, gap_of, pattern_roof, output_roof = (nan(len(kinds), len(seeds)) for _ in range(5))
     sel = probe_ds.sel(size=size_name)
-    old_steps, new_steps = patch_bracket(sel, pcfg["bracket"])
+    old_steps, new_steps = patch_bracket(sel, pcfg.bracket)
     # previous-token and induction scores on a random span repeated twice
     g = torch.Generator().manual_seed(0)
     period = cfg.seq_len // 2
-    first_random = vocab_of(section["corpus"]).id("r000")
-    span = torch.randint(first_random, first_random + section["corpus"]["n_random"], (16, period), generator=g)
+    first_random = vocab_of(section.corpus).id("r000")
+    span = torch.randint(first_random, first_random + section.corpus.n_random, (16, period), generator=g)
     repeated = torch.cat([span, span], dim=1)
     for i, kind in enumerate(kinds):
         prompts, answers = (torch.from_numpy(a) for a in probes[kind])
         pos = torch.full((len(answers),), prompts.shape[1] - 1)
-        rows = None if pcfg["positions"] == "all" else [prompts.shape[1] - 1]
+        rows = None if pcfg.positions == "all" else [prompts.shape[1] - 1]
         for k, seed in enumerate(seeds):
             old_step, new_step = int(old_steps[i, k]), int(new_steps[i, k])
             if sel["bracket_censored"].values[i, k] or old_step < 0 or new_step < 0:
@@ -315,7 +291,7 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
             pn = pt.answer_probability(new(x), pos, answers).mean(1)
             po = pt.answer_probability(old(x), pos, answers).mean(1)
             p_new[i, k], p_old[i, k], gap_of[i, k] = float(pn), float(po), float(pn - po)
-            if not float(pn - po) >= pcfg["min_gap"]:
+            if not float(pn - po) >= pcfg.min_gap:
                 continue
             donor = pt.record_attention(new, x)
             e = pt.head_effects(old, donor, x, pos, answers, query_positions=rows)[0]
@@ -368,4 +344,4 @@ def patch_size(params: dict, lm_root, size_name: str, probe_ds: xr.Dataset) -> x
          "induction_score": (dims, ind_score, {"long_name": "new model: attention to the token after the previous occurrence"})},
         coords={"capability": kinds, "seed": seeds, "layer": np.arange(L), "head": np.arange(H), "k": ks},
         attrs={"experiment": "language_model:patching", "size": size_name, "stage": "pattern",
-               "positions": pcfg["positions"], "bracket": pcfg["bracket"], "min_gap": pcfg["min_gap"]})
+               "positions": pcfg.positions, "bracket": pcfg.bracket, "min_gap": pcfg.min_gap})

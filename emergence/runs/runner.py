@@ -10,10 +10,11 @@ Task protocol (the synthetic tasks implement it in their own modules, emergence/
 and cellular_automata.py; the corpus in emergence/runs/language_model.py, where its task
 params are the whole language_model section and its model params one of the sizes):
     NAME, UNIT_DIM, UNIT_TEXT            params section, output-unit dimension and its description
-    layout_of(task_params)               the task's shape
-    build_task(task_params) -> Dataset   the fixed task (matrix, rule pool) and its evaluation set
-    task_tensors(task_ds, task_params)   the trainer's Task
-    model_config(model_params, layout)   the ModelConfig
+    Section                              its params section as a dataclass (task, model, train, bias)
+    layout_of(task_args)                 the task's shape, from the section's `task`
+    build_task(task_args) -> Dataset     the fixed task (matrix, rule pool) and its evaluation set
+    task_tensors(task_ds, task_args)     the trainer's Task
+    model_config(model_args, layout)     the ModelConfig, from the section's `model`
     identity(task_ds) -> dict            what, besides the config, fixes the trajectory
     result_layout(task_ds) -> dict       extra_vars / extra_coords / extra_attrs of the results
 """
@@ -32,13 +33,12 @@ import xarray as xr
 
 from emergence.common.import_closure import closure, code_version, module_path
 from emergence.common.io import config_hash, read_netcdf, write_netcdf
-from emergence.common.schema import number
-from emergence.core.hooks import Hook, ground_truth_bias
+from emergence.common.schema import to_params
+from emergence.core.hooks import BiasArgs, Hook
 from emergence.core.model import ModelConfig
 from emergence.core.precision import resolve
-from emergence.core.train import Task, merge_checkpoints, resolve_device, schedules, train_group
-
-SECTION_KEYS = ("task", "model", "train", "bias")
+from emergence.core.train import (Task, TrainArgs, TrainingSection, merge_checkpoints, resolve_device, schedules,
+                                  train_group)
 # Version of the results layout (data/SCHEMA.md). 2: per-unit variables are unit_* (they were
 # bit_*, which also held the automata's cells and the language models' positions). 3: adds the
 # per-example answers (example_*, over a new `example` dimension).
@@ -50,29 +50,29 @@ def training_code_version(module: str) -> str:
     return code_version(closure([module_path(__name__), module_path(module)]))
 
 
-def seed_groups(train: dict) -> list[list[int]]:
-    seeds = list(range(train["first_seed"], train["first_seed"] + train["n_seeds"]))
-    k = train["seeds_per_group"]
+def seed_groups(train: TrainArgs) -> list[list[int]]:
+    seeds = list(range(train.first_seed, train.first_seed + train.n_seeds))
+    k = train.seeds_per_group
     return [seeds[i:i + k] for i in range(0, len(seeds), k)]
 
 
-def runs_on(train: dict) -> dict:
+def runs_on(train: TrainArgs) -> dict:
     """Where and in what precision a `train` section trains on this machine (after fallbacks):
     part of a cell's cache key and of its results' attributes. Under CPU bfloat16 the thread
     count changes the results (oneDNN splits the reductions by thread: the automata's losses
     differ by ~6e-5 after 20 steps between 1 and 2 threads, measured here; float32 gives the
     same bytes), so it is recorded there and only there."""
-    device = resolve_device(train["device"])
-    out = {"device": device.type, "precision": resolve(train["precision"], device)}
+    device = resolve_device(train.device)
+    out = {"device": device.type, "precision": resolve(train.precision, device)}
     if device.type == "cpu" and out["precision"] != "float32":
-        out["threads"] = train["threads"] or torch.get_num_threads()
+        out["threads"] = train.threads or torch.get_num_threads()
     return out
 
 
-def prepare_device(train: dict) -> torch.device:
-    if train["threads"] > 0:
-        torch.set_num_threads(train["threads"])
-    return resolve_device(train["device"])
+def prepare_device(train: TrainArgs) -> torch.device:
+    if train.threads > 0:
+        torch.set_num_threads(train.threads)
+    return resolve_device(train.device)
 
 
 def resume_folder(scratch_root: Path, name: str, trajectory_key: object, code: str) -> Path:
@@ -81,7 +81,7 @@ def resume_folder(scratch_root: Path, name: str, trajectory_key: object, code: s
     return scratch_root / f"{name}-{config_hash({'key': trajectory_key, 'code': code})}"
 
 
-def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, scratch_name: str,
+def train_seeds(task: Task, cfg: ModelConfig, train: TrainArgs, scratch_root: Path, scratch_name: str,
                 trajectory_key: object, code: str, checkpoint_dir: Path | None, device: torch.device,
                 train_hooks: Mapping[str, Hook] | None = None,
                 eval_hooks: Mapping[str, Hook] | None = None,
@@ -103,7 +103,7 @@ def train_seeds(task: Task, cfg: ModelConfig, train: dict, scratch_root: Path, s
 
 
 def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds: list[int], cfg: ModelConfig,
-                     train: dict, unit_dim: str, unit_text: str, run_config: dict, experiment: str, code: str,
+                     train: TrainArgs, unit_dim: str, unit_text: str, run_config: dict, experiment: str, code: str,
                      extra_vars: dict | None = None, extra_coords: dict | None = None,
                      extra_attrs: dict | None = None) -> xr.Dataset:
     """The results Dataset with named dimensions; `unit_text` describes one output unit for long_names."""
@@ -139,7 +139,7 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
     data_vars.update({name: (dims, arrays[name], {"long_name": text}) for name, (dims, text) in example.items()
                       if name in arrays})
     coords = {"seed": np.array(seeds), "step": np.array(steps), "checkpoint_step": np.array(ckpts),
-              "train_step": np.arange(1, train["steps"] + 1), unit_dim: np.arange(n_units),
+              "train_step": np.arange(1, train.steps + 1), unit_dim: np.arange(n_units),
               "layer": np.arange(cfg.n_layer), "head": np.arange(cfg.n_head), "query": np.arange(T),
               "key": np.arange(T), **(extra_coords or {})}
     if "example_exact" in arrays:
@@ -151,22 +151,6 @@ def training_dataset(arrays: dict[str, np.ndarray], diverged: np.ndarray, seeds:
     return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
 
-@dataclass(frozen=True, kw_only=True)
-class BiasArgs:
-    """A `bias` section: strength * M added to the pre-softmax scores (claim 5)."""
-    strength: float = number(-1e4, 1e4)
-    layers: list[int] | None = number(0, None, default=None)  # None: every layer
-    heads: list[int] | None = number(0, None, default=None)   # None: every head
-    at_eval: bool = True
-
-
-def bias_hooks(bias: dict, task: Task, cfg: ModelConfig) -> tuple[dict, dict]:
-    """(training hooks, evaluation hooks) of the attention-bias intervention described by `bias`."""
-    layers = range(cfg.n_layer) if bias["layers"] is None else bias["layers"]
-    hooks = ground_truth_bias(task.gt_pattern, bias["strength"], layers, bias["heads"])
-    return hooks, (hooks if bias["at_eval"] else {})
-
-
 @dataclass(frozen=True)
 class PreparedTraining:
     """A task of the protocol above set up to train on this device: what training it whole
@@ -174,7 +158,7 @@ class PreparedTraining:
     scratch; `run_config` is what its results record as their config."""
     module: ModuleType
     name: str
-    train: dict
+    train: TrainArgs
     task_ds: xr.Dataset
     task: Task
     cfg: ModelConfig
@@ -192,25 +176,27 @@ class PreparedTraining:
         return resume_folder(scratch_root, self.name, self.trajectory_key, self.code)
 
 
-def prepare(module: ModuleType, task_ds: xr.Dataset, task_params: dict, model_params: dict, train: dict,
-            run_config: dict, code: str, name: str | None = None, bias: dict | None = None) -> PreparedTraining:
-    """`module`'s task (its `task_ds`, built from `task_params`) and model set up on this device,
-    with the attention-bias hooks of `bias` if given."""
+def prepare(module: ModuleType, task_ds: xr.Dataset, task_args, model_args, train: TrainArgs,
+            run_config: dict, code: str, name: str | None = None, bias: BiasArgs | None = None) -> PreparedTraining:
+    """`module`'s task (its `task_ds`, built from `task_args`, the module's own task section) and
+    model (`model_args`, the module's model section) set up on this device, with the
+    attention-bias hooks of `bias` if given."""
     device = prepare_device(train)
-    task = module.task_tensors(task_ds, task_params).to(device)
-    cfg = module.model_config(model_params, module.layout_of(task_params))
-    hooks = bias_hooks(bias, task, cfg) if bias is not None else (None, None)
+    task = module.task_tensors(task_ds, task_args).to(device)
+    cfg = module.model_config(model_args, module.layout_of(task_args))
+    hooks = bias.hooks(task.gt_pattern, cfg.n_layer) if bias is not None else (None, None)
     return PreparedTraining(module, name or module.NAME, train, task_ds, task, cfg, device, run_config, code, *hooks)
 
 
-def prepare_training(task_module: ModuleType, section: dict, task_path: Path) -> PreparedTraining:
-    """A synthetic task's section (task, model, train, bias) set up, its task read from `task_path`."""
-    return prepare(task_module, read_netcdf(task_path), section["task"], section["model"], section["train"],
-                   run_config={task_module.NAME: {k: section[k] for k in SECTION_KEYS}},
-                   code=training_code_version(task_module.__name__), bias=section["bias"])
+def prepare_training(task_module: ModuleType, section: TrainingSection, task_path: Path) -> PreparedTraining:
+    """A synthetic task's section (the module's `Section`: task, model, train, bias) set up, its
+    task read from `task_path`."""
+    return prepare(task_module, read_netcdf(task_path), section.task, section.model, section.train,
+                   run_config={task_module.NAME: to_params(section)},
+                   code=training_code_version(task_module.__name__), bias=section.bias)
 
 
-def run_training(task_module: ModuleType, section: dict, task_path: Path, results_path: Path,
+def run_training(task_module: ModuleType, section: TrainingSection, task_path: Path, results_path: Path,
                  checkpoint_dir: Path | None, scratch_root: Path) -> xr.Dataset:
     """Train every seed of a synthetic task's section (task, model, train, bias), resuming from
     scratch, then write the results (and the checkpoints, unless checkpoint_dir is None) atomically."""

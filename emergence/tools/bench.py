@@ -39,18 +39,21 @@ import multiprocessing as mp
 import platform
 import resource
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from emergence.common.io import write_json
+from emergence.common.schema import load
 from emergence.core.model import ModelConfig, SeedTransformer
 from emergence.core.precision import PRECISIONS, bf16_support
-from emergence.core.train import batch_generator, make_optimizer, schedules, train_flops_per_step, train_step, training_forward
+from emergence.core.train import TrainArgs, batch_generator, make_optimizer, schedules, train_flops_per_step, train_step, training_forward
 from emergence.pipeline.config import load_params
 from emergence.runs.cores import usable_cores
 from emergence.runs.executor import Plan, worker_start_seconds
-from emergence.runs.sweeps.mixers import cell_config, settings
+from emergence.runs.cells import Cell, Setting
+from emergence.runs.sweeps.mixers import MixerSweepArgs, cell_config, settings
 from emergence.runs.timing import (MIN_TIMED_STEPS, WARMUP_STEPS, median, model_of, prepared,
                                    step_and_evaluation_seconds, synchronizer, timed)
 from emergence.tools.plain_loop import PlainTransformer, plain_step
@@ -119,28 +122,28 @@ def _peak_mib(device: str) -> float:
                  else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _seed_step(task, cfg: ModelConfig, train: dict, seeds: list[int], device: str):
+def _seed_step(task, cfg: ModelConfig, train: TrainArgs, seeds: list[int], device: str):
     """The project's training step of one seed group, as a function of the step number."""
     model = SeedTransformer(cfg, seeds).to(device)
     opt = make_optimizer(model, train)
     forward = training_forward(model, train, None)
-    B = train["batch_size"]
+    B = train.batch_size
 
     def step(i: int) -> None:
         tokens = torch.stack([task.sampler(B, batch_generator(s, i)) for s in seeds])
-        train_step(forward, opt, tokens, task.loss_weights, train["grad_clip"], precision=train["precision"])
+        train_step(forward, opt, tokens, task.loss_weights, train.grad_clip, precision=train.precision)
     return step
 
 
-def _plain_loop_step(task, cfg: ModelConfig, train: dict, device: str):
+def _plain_loop_step(task, cfg: ModelConfig, train: TrainArgs, device: str):
     """The plain loop's step: one seed, one nn.Module, stock AdamW, float32, eager."""
     model = PlainTransformer(cfg).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=train["lr"], betas=(train["beta1"], train["beta2"]),
-                            weight_decay=train["weight_decay"])
-    B = train["batch_size"]
+    opt = torch.optim.AdamW(model.parameters(), lr=train.lr, betas=(train.beta1, train.beta2),
+                            weight_decay=train.weight_decay)
+    B = train.batch_size
 
     def step(i: int) -> None:
-        plain_step(model, opt, task.sampler(B, batch_generator(0, i)), task.loss_weights, train["grad_clip"])
+        plain_step(model, opt, task.sampler(B, batch_generator(0, i)), task.loss_weights, train.grad_clip)
     return step
 
 
@@ -148,25 +151,25 @@ def measure_steps(args: tuple) -> dict:
     """Training steps of one seed group timed after warm-up: (name, task, section, seeds in the
     group, threads, seconds, device) -> steps/s, seed-steps/s, GFLOP/s, peak memory."""
     config_name, task_name, section, n_group, threads, seconds, device = args
-    train, task, cfg = prepared(task_name, section, threads, device)
-    B = train["batch_size"]
+    train, task, cfg = prepared(section, threads, device)
+    B = train.batch_size
     n, elapsed, warmup_s = timed(_seed_step(task, cfg, train, list(range(n_group)), device), seconds, device)
     # The analytic count covers attention blocks only; other mixers report throughput alone.
     flops = train_flops_per_step(cfg, B) * n_group if cfg.mixer == "attention" else float("nan")
     return {"config": config_name, "task": task_name, "seeds_per_group": n_group, "steps": n,
             "steps_per_s": n / elapsed, "seed_steps_per_s": n * n_group / elapsed,
             "gflop_per_s": flops * n / elapsed / 1e9, "peak_memory_mib": _peak_mib(device),
-            "model": cfg.to_dict(), "batch_size": B, "compile": train["compile"], "precision": train["precision"],
+            "model": cfg.to_dict(), "batch_size": B, "compile": train.compile, "precision": train.precision,
             "threads": threads, "warmup_s": round(warmup_s, 1)}
 
 
 def _measure_plain(args: tuple) -> dict:
     """The plain loop: one seed, one nn.Module, stock AdamW, float32, eager."""
     config_name, task_name, section, threads, seconds, device = args
-    train, task, cfg = prepared(task_name, section, threads, device)
+    train, task, cfg = prepared(section, threads, device)
     n, elapsed, _ = timed(_plain_loop_step(task, cfg, train, device), seconds, device)
     return {"config": config_name, "steps": n, "seed_steps_per_s": n / elapsed, "threads": threads,
-            "gflop_per_s": train_flops_per_step(cfg, train["batch_size"]) * n / elapsed / 1e9,
+            "gflop_per_s": train_flops_per_step(cfg, train.batch_size) * n / elapsed / 1e9,
             "peak_memory_mib": _peak_mib(device)}
 
 
@@ -182,7 +185,7 @@ def measure_alternating(args: tuple) -> dict:
     measurements in separate processes fold into their ratio. (name, task, section, seeds in
     the group, threads, seconds, device) -> median step times and `alternating_ratio`."""
     config_name, task_name, section, n_group, threads, seconds, device = args
-    train, task, cfg = prepared(task_name, section, threads, device)
+    train, task, cfg = prepared(section, threads, device)
     steps = {"plain": _plain_loop_step(task, cfg, train, device),
              "variant": _seed_step(task, cfg, train, list(range(n_group)), device)}
     sync = synchronizer(device)
@@ -222,16 +225,16 @@ def _measure_evaluation(args: tuple) -> dict:
     (alternated, medians of 5 each), the training step's seconds in the same process, and the
     share of a whole run the per-example answers add."""
     config_name, task_name, section, threads, seconds, device = args
-    train = section["train"]
-    step_s, evals = step_and_evaluation_seconds(task_name, section, threads, seconds, device, ("none", "units"))
+    train = section.train
+    step_s, evals = step_and_evaluation_seconds(section, threads, seconds, device, ("none", "units"))
     without, with_ = evals["none"], evals["units"]
     n_evals = len(schedules(train)[0])
-    return {"config": config_name, "seeds_per_group": train["seeds_per_group"],
-            "eval_sequences": int(section["task"]["eval_sequences"]),
-            "evaluations_per_run": n_evals, "steps_per_run": train["steps"], "step_s": step_s,
+    return {"config": config_name, "seeds_per_group": train.seeds_per_group,
+            "eval_sequences": int(section.task.eval_sequences),
+            "evaluations_per_run": n_evals, "steps_per_run": train.steps, "step_s": step_s,
             "evaluation_s": without, "evaluation_with_examples_s": with_,
-            "examples_share_of_run": evaluation_share(train["steps"], n_evals, step_s, without, with_ - without),
-            "evaluation_share_of_run": evaluation_share(train["steps"], n_evals, step_s, 0.0, without)}
+            "examples_share_of_run": evaluation_share(train.steps, n_evals, step_s, without, with_ - without),
+            "evaluation_share_of_run": evaluation_share(train.steps, n_evals, step_s, 0.0, without)}
 
 
 BASE_CONFIGS = ("paper", "default", "cellular_automata")
@@ -250,26 +253,27 @@ COMPILE_SUFFIX = {"default": "+compiled", "max-autotune-no-cudagraphs": "+autotu
 DEFAULT_COMPILE = ("default", "max-autotune-no-cudagraphs")
 
 
-def configurations(compile_modes: tuple[str, ...] = (), precisions=PRECISIONS) -> dict[str, tuple[str, dict, bool]]:
+def configurations(compile_modes: tuple[str, ...] = (), precisions=PRECISIONS) -> dict[str, tuple[str, Cell, bool]]:
     """name -> (task section, its params, every group size?): the base configurations in each
     precision (`+bf16`), their variants under each torch.compile mode asked (`+compiled`,
     `+autotuned`) at every group size too, and every mixer architecture in each precision."""
     paper, default = load_params(profile="paper"), load_params(profile="default")
-    base = {"paper": ("linear_map", paper["linear_map"]), "default": ("linear_map", default["linear_map"]),
-            "cellular_automata": ("cellular_automata", default["cellular_automata"])}
-    sweep = default["sweeps"]["mixers"]
+    on_paper, on_default = Setting.of(paper), Setting.of(default)
+    base = {"paper": ("linear_map", on_paper.linear_map), "default": ("linear_map", on_default.linear_map),
+            "cellular_automata": ("cellular_automata", on_default.cellular_automata)}
+    sweep = load(MixerSweepArgs, default["sweeps"]["mixers"], "sweeps.mixers")
     task, overrides, _ = settings(sweep)[0]
-    for name, arch in sweep["architectures"].items():  # every architecture, whatever its profiles
-        base[f"mixers/{name}"] = (task, cell_config(default, task, overrides, arch)[task])
+    for name, arch in sweep.architectures.items():  # every architecture, whatever its profiles
+        base[f"mixers/{name}"] = (task, cell_config(on_default, sweep, task, overrides, arch))
     out = {}
     for name, (task, section) in base.items():
         for precision in precisions:
             suffix = "+bf16" if precision != "float32" else ""
-            train = {**section["train"], "precision": precision}
-            out[name + suffix] = (task, {**section, "train": train}, True)
+            train = replace(section.train, precision=precision)
+            out[name + suffix] = (task, replace(section, train=train), True)
             for mode in compile_modes if name in BASE_CONFIGS else ():  # at every group size, as eager: the
                 # per-seed falloff with the seeds a batch is what a compiled step has to beat
-                out[f"{name}{COMPILE_SUFFIX[mode]}{suffix}"] = (task, {**section, "train": {**train, "compile": mode}},
+                out[f"{name}{COMPILE_SUFFIX[mode]}{suffix}"] = (task, replace(section, train=replace(train, compile=mode)),
                                                                  True)
     return out
 
@@ -282,10 +286,10 @@ def _summary(values: list[float]) -> dict:
     return {"median": median(values), "range": [min(values), max(values)]}
 
 
-def _process_layout(ctx, task: str, section: dict, threads: int, seconds: float, device: str) -> dict:
+def _process_layout(ctx, task: str, section: Cell, threads: int, seconds: float, device: str) -> dict:
     """Seed-steps/s of one process with `threads` threads, of one one-thread process alone, and
     of `threads` one-thread processes training at once (summed), at the section's seeds_per_group."""
-    g = section["train"]["seeds_per_group"]
+    g = section.train.seeds_per_group
     with ctx.Pool(1) as pool:
         one = pool.apply(measure_steps, (("layout", task, section, g, threads, seconds, device),))["seed_steps_per_s"]
         alone = pool.apply(measure_steps, (("layout", task, section, g, 1, seconds, device),))["seed_steps_per_s"]
@@ -299,7 +303,7 @@ def _at_once(ctx, args: tuple, n: int) -> float:
         return sum(r["seed_steps_per_s"] for r in pool.map(measure_steps, [args] * n))
 
 
-def process_scaling(task: str, section: dict, counts: list[int], seconds: float, rounds: int = 1,
+def process_scaling(task: str, section: Cell, counts: list[int], seconds: float, rounds: int = 1,
                     device: str = "cpu") -> dict:
     """Seed-steps/s of n one-thread processes training at once (summed), for each n in `counts`,
     against one alone (`per_added_process`, as `per_core_scaling` computes it). On the CPU: what a
@@ -308,7 +312,7 @@ def process_scaling(task: str, section: dict, counts: list[int], seconds: float,
     on kernel launches more than on arithmetic, so processes may overlap). Rounds interleaved,
     medians."""
     ctx = mp.get_context("spawn")
-    g = section["train"]["seeds_per_group"]
+    g = section.train.seeds_per_group
     args = ("scaling", task, section, g, 1, seconds, device)
     together: dict[int, list[float]] = {n: [] for n in counts}
     for _ in range(rounds):
@@ -354,8 +358,8 @@ def per_core_scaling(together: float, alone: float, processes: int) -> float:
 def _gemm_bounds(config: tuple, shape_ceilings: dict, plain_rate: float) -> dict[str, float]:
     """`gemm_bound_ratio` per precision, at the best training-GEMM ceiling over the seed-group sizes measured."""
     task_name, section, _ = config
-    _, cfg = model_of(task_name, section)
-    model, batch = json.dumps(cfg.to_dict()), section["train"]["batch_size"]
+    _, cfg = model_of(section)
+    model, batch = json.dumps(cfg.to_dict()), section.train.batch_size
     gemm = 3 * sum(2 * e * m * k * n for e, m, k, n in gemm_shapes(cfg, batch, 1)) / 1e9
     best: dict[str, float] = {}
     for (precision, _, key_model, key_batch), ceiling in shape_ceilings.items():
@@ -379,11 +383,11 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
     torch.set_num_threads(threads)
     shape_sets: dict[tuple[str, int, str, int], list] = {}  # (precision, seeds, model, batch) -> its GEMM shapes
     for name, (task_name, section, _) in configs.items():
-        _, cfg = model_of(task_name, section)
+        _, cfg = model_of(section)
         if cfg.mixer == "attention":
-            for g in groups + [section["train"]["seeds_per_group"]]:
-                key = (section["train"]["precision"], g, json.dumps(cfg.to_dict()), section["train"]["batch_size"])
-                shape_sets.setdefault(key, gemm_shapes(cfg, section["train"]["batch_size"], g))
+            for g in groups + [section.train.seeds_per_group]:
+                key = (section.train.precision, g, json.dumps(cfg.to_dict()), section.train.batch_size)
+                shape_sets.setdefault(key, gemm_shapes(cfg, section.train.batch_size, g))
     shape_rounds: dict[tuple[str, int, str, int], list[float]] = {key: [] for key in shape_sets}
     samples: dict[tuple[str, int], list[dict]] = {}
     ceilings: dict[str, list[float]] = {p: [] for p in precisions}
@@ -397,8 +401,8 @@ def run(groups: list[int], seconds: float, threads: int, device: str, rounds: in
         for key, shapes in shape_sets.items():
             shape_rounds[key].append(shape_ceiling(shapes, DTYPES[key[0]], device=device))
         for name, (task_name, section, all_groups) in configs.items():
-            precision = section["train"]["precision"]
-            for g in (groups if all_groups else sorted({1, section["train"]["seeds_per_group"]})):
+            precision = section.train.precision
+            for g in (groups if all_groups else sorted({1, section.train.seeds_per_group})):
                 with ctx.Pool(1) as pool:
                     row = pool.apply(measure_steps, ((name, task_name, section, g, threads, seconds, device),))
                 key = (precision, g, json.dumps(row["model"]), row["batch_size"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+from dataclasses import replace
 
 import numpy as np
 import yaml
@@ -26,15 +27,16 @@ import yaml
 from emergence.analysis.events import analyse
 from emergence.analysis.survival import km_median
 from emergence.pipeline.config import REPO_ROOT, load_params, validate
-from emergence.runs.cells import load_cell
+from emergence.common.schema import load
+from emergence.runs.cells import Setting, load_cell
 from emergence.runs.sweeps import mixers as mc
 
 
-def own_rate(params: dict, arch: dict, task: str) -> float:
+def own_rate(setting: Setting, sweep: mc.MixerSweepArgs, arch: mc.Architecture, task: str) -> float:
     """The rate an architecture trains at on `task` in the comparison's cells (its own, else the
-    task's), read from the cell's config as the sweep builds it."""
-    _, overrides, _ = next(s for s in mc.settings(params["sweeps"][mc.SWEEP]) if s[0] == task)
-    return float(mc.cell_config(params, task, overrides, arch)[task]["train"]["lr"])
+    task's), read from the cell as the sweep builds it."""
+    _, overrides, _ = next(s for s in mc.settings(sweep) if s[0] == task)
+    return float(mc.cell_config(setting, sweep, task, overrides, arch).train.lr)
 
 
 def with_overrides(params: dict, assignments: list[str]) -> dict:
@@ -61,15 +63,16 @@ def pilot_rows(params: dict, lrs: list[float] | None, steps: int, n_seeds: int, 
                scratch, task: str = "linear_map") -> list[dict]:
     """One row per (architecture, lr): seeds emerged, KM median emergence, mean final loss.
     `lrs` None: each architecture at its own rate for the task."""
-    sweep = params["sweeps"][mc.SWEEP]
+    setting = Setting.of(params)
+    sweep = load(mc.MixerSweepArgs, params["sweeps"][mc.SWEEP], f"sweeps.{mc.SWEEP}")
     task, overrides, label = next(s for s in mc.settings(sweep) if s[0] == task)
-    pilot = copy.deepcopy(params)
-    pilot["sweeps"][mc.SWEEP][task].update(steps=steps, n_seeds=n_seeds)
-    archs = mc.architectures(params)
+    pilot = replace(sweep, **{task: replace(getattr(sweep, task), steps=steps, n_seeds=n_seeds)})
+    archs = mc.architectures(setting, sweep)
     rows = []
     for name in architectures or list(archs):
-        for lr in lrs or [own_rate(params, archs[name], task)]:
-            config = mc.cell_config(pilot, task, overrides, dict(archs[name], lr={task: lr}))
+        for lr in lrs or [own_rate(setting, sweep, archs[name], task)]:
+            rates = replace(archs[name].lr or mc.LearningRates(), **{task: lr})
+            config = mc.cell_config(setting, pilot, task, overrides, replace(archs[name], lr=rates, n_seeds=None))
             stats = analyse(load_cell(config, scratch), params[task]["analysis"])
             t = stats["emergence_step"].values
             censored = stats["emergence_censored"].values.astype(bool)

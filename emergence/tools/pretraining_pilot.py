@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from emergence.common.import_closure import module_code_version
+from emergence.common.schema import to_params
 from emergence.core.train import schedules
 from emergence.pipeline.config import load_params
 from emergence.runs import language_model as lm
@@ -56,16 +58,16 @@ def pretraining_curve(params: dict, kind: str, steps: int, eval_every: int, scra
     """(evaluation steps, held-out loss [seed, step], the held-out symbols' unigram entropy) of
     every seed of the twinned size trained on one synthetic task exactly as the twins'
     pre-pretraining is (lm.pretrain), for `steps`."""
-    section = params["language_model"]
-    size = section["pretraining"]["sizes"][0]
-    pre, seq_len = lm.pretraining_of(section, kind), section["seq_len"]
-    cfg = lm.model_config(section["sizes"][size], lm.layout_of(section))
-    train = dict(section["train"], steps=steps, eval_every=eval_every, checkpoint_log_until=0,
-                 checkpoint_every=steps, resume_every=steps)
+    section = lm.LanguageModelTraining.of(params["language_model"])
+    size = section.pretraining.sizes[0]
+    pre, seq_len = lm.pretraining_of(section, kind), section.seq_len
+    cfg = lm.model_config(section.sizes[size], lm.layout_of(section))
+    train = replace(section.train, steps=steps, eval_every=eval_every, checkpoint_log_until=0,
+                    checkpoint_every=steps, resume_every=steps)
     device = prepare_device(train)
-    task = lm.pretraining_task(section["corpus"], pre, kind, seq_len, EVAL_SEQUENCES).to(device)
+    task = lm.pretraining_task(section.corpus, pre, kind, seq_len, EVAL_SEQUENCES).to(device)
     arrays, _, _ = train_seeds(task, cfg, train, scratch, f"pilot-{kind}-{size}",
-                               trajectory_key={"pre": pre, "train": train, "size": size},
+                               trajectory_key={"pre": pre, "train": to_params(train), "size": size},
                                code=module_code_version(lm.__name__), checkpoint_dir=None, device=device)
     return np.asarray(schedules(train)[0]), arrays["loss"], unigram_entropy(task.eval_tokens.cpu().numpy())
 
@@ -90,11 +92,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default=None)
     args = parser.parse_args(argv)
     params = load_params(profile=args.profile)
-    section = params["language_model"]
+    section = lm.LanguageModelTraining.of(params["language_model"])
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.tasks:
             steps, loss, unigram = pretraining_curve(params, kind, args.steps, args.eval_every, Path(tmp))
-            budget = section["pretraining"]["steps"].get(kind, args.steps)
+            budget = section.pretraining.steps.get(kind, args.steps)
             print(pilot_row(kind, steps, loss, unigram, args.fraction, budget), flush=True)
 
 

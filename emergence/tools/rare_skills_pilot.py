@@ -16,28 +16,27 @@ chosen from them, go into docs/pilots.md.
 from __future__ import annotations
 
 import argparse
-import copy
 import tempfile
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 
 from emergence.analysis.survival import km_median
 from emergence.common.lm_variants import RARE, rare_capabilities
+from emergence.common.schema import load
 from emergence.pipeline.config import load_params
 from emergence.runs import language_model as lm
-from emergence.runs.lm_probes import brackets, load_checkpoints, make_probes
+from emergence.runs.language_model import RareSkillsArgs
+from emergence.runs.lm_probes import LanguageModelArgs, brackets, load_checkpoints, make_probes
 
 RARE_KINDS = ("spans", "patterns")
 
 
-def rare_params(params: dict, size: str, weight: float) -> dict:
-    """params with `size` alone as a rare-skills twin whose spans and patterns weigh `weight`."""
-    out = copy.deepcopy(params)
-    section = out["language_model"]
-    section["rare_skills"] = {"sizes": [size], "mixture": {**section["corpus"]["mixture"],
-                                                           **{k: weight for k in RARE_KINDS}}}
-    return out
+def rare_section(section: LanguageModelArgs, size: str, weight: float) -> LanguageModelArgs:
+    """The section with `size` alone as a rare-skills twin whose spans and patterns weigh `weight`."""
+    mixture = replace(section.corpus.mixture, **{k: weight for k in RARE_KINDS})
+    return replace(section, rare_skills=RareSkillsArgs(sizes=[size], mixture=mixture))
 
 
 def pilot_row(weight: float, capabilities: list[str], new_step: np.ndarray, censored: np.ndarray,
@@ -70,18 +69,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default=None)
     args = parser.parse_args(argv)
     params = load_params(profile=args.profile)
-    section = params["language_model"]
-    probes = make_probes(section["corpus"], section["probes"])
+    section = load(LanguageModelArgs, params["language_model"], "language_model")
+    probes = make_probes(section.corpus, section.probes)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for weight in args.weights:
-            p = rare_params(params, args.size, weight)
-            caps = rare_capabilities(probes, section["corpus"]["mixture"], p["language_model"]["rare_skills"]["mixture"])
+            rare = rare_section(section, args.size, weight)
+            caps = rare_capabilities(probes, asdict(section.corpus.mixture), asdict(rare.rare_skills.mixture))
             folder = Path(tmp) / f"{args.size}@{RARE}-{weight:g}"
-            lm.train_size(p, args.size, folder, Path(tmp) / "scratch", corpus=RARE)
+            lm.train_size(rare, args.size, folder, Path(tmp) / "scratch", corpus=RARE)
             found = brackets(load_checkpoints(folder / "checkpoints"), {c: probes[c] for c in caps},
-                             section["probes"]["solved_accuracy"])
-            for row in pilot_row(weight, caps, found["new_step"], found["censored"], section["train"]["steps"]):
+                             section.probes.solved_accuracy)
+            for row in pilot_row(weight, caps, found["new_step"], found["censored"], section.train.steps):
                 print(row, flush=True)
                 rows.append(row)
     print({"chosen_weight": chosen_weight(rows, args.min_solved), "min_solved": args.min_solved,

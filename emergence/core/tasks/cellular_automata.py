@@ -23,9 +23,9 @@ import torch
 import xarray as xr
 
 from emergence.common.import_closure import module_code_version
-from emergence.common.schema import ConfigError, number
-from emergence.core.model import ModelConfig, mixer_fields
-from emergence.core.train import Task
+from emergence.common.schema import ConfigError, number, to_params
+from emergence.core.model import ModelArgs, ModelConfig
+from emergence.core.train import Task, TrainingSection
 
 
 @dataclass(frozen=True)
@@ -170,16 +170,16 @@ UNIT_TEXT = "cell i of a state (over the predicted states)"
 
 @dataclass(frozen=True, kw_only=True)
 class TaskArgs:
-    """The cellular automata's `task` section (see params.yaml for each field)."""
-    state_size: int = number(1, 4096)
-    n_states: int = number(2, 4096)
-    n_colours: int = number(2, 64)
-    radius: int = number(0, 16)
-    periodic: bool = True
-    n_rules: int = number(1, 1_000_000)
-    rule_seed: int = number(0, 2**31 - 1)
-    loss_positions: Literal["all", "predictable"] = "predictable"
-    eval_sequences: int = number(1, 1_000_000)
+    """The cellular automata's `task` section."""
+    state_size: int = number(1, 4096)              # S: cells in one state
+    n_states: int = number(2, 4096)                # states per sequence (the first is the prompt)
+    n_colours: int = number(2, 64)                 # colours a cell takes
+    radius: int = number(0, 16)                    # r: a cell's next colour reads the 2r+1 cells around it
+    periodic: bool = True                          # the window wraps around the state's ends
+    n_rules: int = number(1, 1_000_000)            # the pool a sequence's rule is drawn from (inferred in context)
+    rule_seed: int = number(0, 2**31 - 1)          # draws the rule pool and the evaluation set
+    loss_positions: Literal["all", "predictable"] = "predictable"  # all, or every state after the prompt
+    eval_sequences: int = number(1, 1_000_000)     # fixed evaluation set, the same for every seed
 
     @property
     def layout(self) -> Layout:
@@ -195,16 +195,22 @@ class TaskArgs:
                               f"got {self.n_colours}^{layout.window}")
 
 
-def layout_of(task: dict) -> Layout:
-    return Layout(task["state_size"], task["n_states"], task["n_colours"], task["radius"], task["periodic"])
+@dataclass(frozen=True, kw_only=True)
+class Section(TrainingSection):
+    """The cellular automata's training section: its task, model, training and bias."""
+    task: TaskArgs
 
 
-def build_task(task: dict) -> xr.Dataset:
+def layout_of(task: TaskArgs) -> Layout:
+    return task.layout
+
+
+def build_task(task: TaskArgs) -> xr.Dataset:
     layout = layout_of(task)
-    rules = sample_rules(task["n_rules"], layout, task["rule_seed"])
-    rng = np.random.default_rng([task["rule_seed"], 1])
-    n = task["eval_sequences"]
-    rule_of = rng.integers(0, task["n_rules"], size=n)
+    rules = sample_rules(task.n_rules, layout, task.rule_seed)
+    rng = np.random.default_rng([task.rule_seed, 1])
+    n = task.eval_sequences
+    rule_of = rng.integers(0, task.n_rules, size=n)
     x0 = rng.integers(0, layout.n_colours, size=(n, layout.state_size))
     tokens = make_sequences(x0, rules[rule_of], layout)
     T = layout.seq_len
@@ -214,15 +220,15 @@ def build_task(task: dict) -> xr.Dataset:
          "eval_tokens": (("sequence", "position"), tokens.astype(np.int8)),
          "eval_rule": (("sequence",), rule_of),
          "ground_truth_pattern": (("query", "key"), ground_truth_pattern(layout)),
-         "loss_weight": (("prediction",), loss_weights(layout, task["loss_positions"]))},
-        coords={"rule": np.arange(task["n_rules"]), "window_index": np.arange(layout.table_size),
+         "loss_weight": (("prediction",), loss_weights(layout, task.loss_positions))},
+        coords={"rule": np.arange(task.n_rules), "window_index": np.arange(layout.table_size),
                 "sequence": np.arange(n), "position": np.arange(T), "query": np.arange(T), "key": np.arange(T),
                 "prediction": np.arange(T - 1)},
-        attrs={"task_params": json.dumps(task, sort_keys=True), "chance_loss": float(np.log(layout.n_colours)),
+        attrs={"task_params": json.dumps(to_params(task), sort_keys=True), "chance_loss": float(np.log(layout.n_colours)),
                "code_version": module_code_version(__name__)})
 
 
-def task_tensors(task_ds: xr.Dataset, task: dict) -> Task:
+def task_tensors(task_ds: xr.Dataset, task: TaskArgs) -> Task:
     layout = layout_of(task)
     rules = torch.tensor(task_ds["rules"].values, dtype=torch.int64)
     S, T = layout.state_size, layout.n_states
@@ -235,10 +241,8 @@ def task_tensors(task_ds: xr.Dataset, task: dict) -> Task:
                 sampler=lambda batch, gen: sample_batch(rules, batch, layout, gen))
 
 
-def model_config(model: dict, layout: Layout) -> ModelConfig:
-    return ModelConfig(vocab_size=layout.vocab_size, seq_len=layout.seq_len, n_layer=model["n_layer"],
-                       d_model=model["d_model"], n_head=model["n_head"], d_mlp=model["d_mlp"], norm=model["norm"],
-                       **mixer_fields(model))
+def model_config(model: ModelArgs, layout: Layout) -> ModelConfig:
+    return model.config(layout.vocab_size, layout.seq_len)
 
 
 def identity(task_ds: xr.Dataset) -> dict:

@@ -21,9 +21,9 @@ import torch
 import xarray as xr
 
 from emergence.common.import_closure import module_code_version
-from emergence.common.schema import ConfigError, number
-from emergence.core.model import ModelConfig, mixer_fields
-from emergence.core.train import Task
+from emergence.common.schema import ConfigError, number, to_params
+from emergence.core.model import ModelArgs, ModelConfig
+from emergence.core.train import Task, TrainingSection
 
 SEPARATOR_TOKEN = 2
 
@@ -152,35 +152,41 @@ UNIT_TEXT = "output bit i (row i of A)"
 
 @dataclass(frozen=True, kw_only=True)
 class TaskArgs:
-    """The linear map's `task` section (see params.yaml for each field)."""
-    state_size: int = number(1, 4096)
-    sparsity: int = number(1, 4096)
-    task_seed: int = number(0, 2**31 - 1)
-    distinct_rows: bool = True
-    separator: bool = False
-    loss_positions: Literal["all", "output"] = "all"
-    eval_sequences: int = number(1, 1_000_000)
+    """The linear map's `task` section."""
+    state_size: int = number(1, 4096)              # S: bits in x_0 and x_1
+    sparsity: int = number(1, 4096)                # s: ones in each row of A (parents of each output bit)
+    task_seed: int = number(0, 2**31 - 1)          # draws A and the evaluation set
+    distinct_rows: bool = True                     # no repeated row of A, so no output bit copies another
+    separator: bool = False                        # a separator token between x_0 and x_1
+    loss_positions: Literal["all", "output"] = "all"  # next-token loss on every position, or on x_1's only
+    eval_sequences: int = number(1, 1_000_000)     # fixed evaluation set, the same for every seed
 
     def check(self, key: str) -> None:
         if self.sparsity > self.state_size:
             raise ConfigError(f"{key}.sparsity: must be <= {key}.state_size ({self.state_size}), got {self.sparsity}")
 
 
-def layout_of(task_params: dict) -> Layout:
-    return Layout(task_params["state_size"], task_params["separator"])
+@dataclass(frozen=True, kw_only=True)
+class Section(TrainingSection):
+    """The linear map's training section: its task, model, training and bias."""
+    task: TaskArgs
 
 
-def build_task(task_params: dict) -> xr.Dataset:
+def layout_of(task: TaskArgs) -> Layout:
+    return Layout(task.state_size, task.separator)
+
+
+def build_task(task: TaskArgs) -> xr.Dataset:
     """The fixed matrix A, the evaluation set and the ground-truth pattern, as a Dataset."""
-    layout = layout_of(task_params)
+    layout = layout_of(task)
     S = layout.state_size
-    A = sample_sparse_matrix(S, task_params["sparsity"], task_params["task_seed"], task_params["distinct_rows"])
+    A = sample_sparse_matrix(S, task.sparsity, task.task_seed, task.distinct_rows)
     # The evaluation set is drawn from its own stream, disjoint from the A draw.
-    rng = np.random.default_rng([task_params["task_seed"], 1])
-    x0 = rng.integers(0, 2, size=(task_params["eval_sequences"], S), dtype=np.uint8)
+    rng = np.random.default_rng([task.task_seed, 1])
+    x0 = rng.integers(0, 2, size=(task.eval_sequences, S), dtype=np.uint8)
     tokens = make_sequences(A, x0, layout)
     gt = ground_truth_pattern(A, layout)
-    weights = loss_weights(layout, task_params["loss_positions"])
+    weights = loss_weights(layout, task.loss_positions)
     return xr.Dataset(
         {
             "A": (("row", "col"), A, {"long_name": "sparse map over GF(2): x_1 = A x_0 mod 2"}),
@@ -192,15 +198,15 @@ def build_task(task_params: dict) -> xr.Dataset:
         coords={"row": np.arange(S), "col": np.arange(S), "query": np.arange(layout.seq_len),
                 "key": np.arange(layout.seq_len), "position": np.arange(layout.seq_len),
                 "prediction": np.arange(layout.seq_len - 1)},
-        attrs={"task_params": json.dumps(task_params, sort_keys=True),
+        attrs={"task_params": json.dumps(to_params(task), sort_keys=True),
                "chance_loss": chance_loss(),
-               "loss_floor": loss_floor(layout, task_params["loss_positions"]),
+               "loss_floor": loss_floor(layout, task.loss_positions),
                "code_version": module_code_version(__name__)},
     )
 
 
-def task_tensors(task_ds: xr.Dataset, task_params: dict) -> Task:
-    layout = layout_of(task_params)
+def task_tensors(task_ds: xr.Dataset, task: TaskArgs) -> Task:
+    layout = layout_of(task)
     A = torch.tensor(task_ds["A"].values, dtype=torch.float32)
     return Task(eval_tokens=torch.tensor(task_ds["eval_tokens"].values, dtype=torch.int64),
                 loss_weights=torch.tensor(task_ds["loss_weight"].values, dtype=torch.float32),
@@ -210,11 +216,8 @@ def task_tensors(task_ds: xr.Dataset, task_params: dict) -> Task:
                 sampler=lambda batch, gen: sample_batch(A, batch, layout, gen))
 
 
-def model_config(model_params: dict, layout: Layout) -> ModelConfig:
-    return ModelConfig(vocab_size=layout.vocab_size, seq_len=layout.seq_len, n_layer=model_params["n_layer"],
-                       d_model=model_params["d_model"], n_head=model_params["n_head"],
-                       d_mlp=model_params["d_mlp"], norm=model_params["norm"],
-                       **mixer_fields(model_params))
+def model_config(model: ModelArgs, layout: Layout) -> ModelConfig:
+    return model.config(layout.vocab_size, layout.seq_len)
 
 
 def identity(task_ds: xr.Dataset) -> dict:

@@ -9,13 +9,11 @@ thresholds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-
-from emergence.common.params import on_profile
 from emergence.common.schema import ConfigError, number
-from emergence.runs.cells import Budget, SweepFile, with_budget
+from emergence.runs.cells import Budget, Cell, Setting, SweepFile, with_budget
 
 SWEEPS = {"architecture": "linear_map", "ca_architecture": "cellular_automata"}
 Profile = Literal["default", "smoke", "paper"]
@@ -46,23 +44,21 @@ class ArchitectureSweepArgs(Budget):
             raise ConfigError(f"{key}.sparsity: must be <= state_size ({self.state_size}), got {self.sparsity}")
 
 
-def task_overrides(sweep_name: str, sweep: dict) -> dict:
+def task_overrides(sweep_name: str, sweep: ArchitectureSweepArgs) -> dict:
     if SWEEPS[sweep_name] == "linear_map":
-        return {"state_size": sweep["state_size"], "sparsity": sweep["sparsity"]}
-    return {"state_size": sweep["state_size"]}
+        return {"state_size": sweep.state_size, "sparsity": sweep.sparsity}
+    return {"state_size": sweep.state_size}
 
 
-def cell_config(params: dict, cell: dict, sweep_name: str = "architecture") -> dict:
-    sweep, task = params["sweeps"][sweep_name], SWEEPS[sweep_name]
-    config = with_budget(params, task_overrides(sweep_name, sweep), sweep, task)
-    d_model = cell["n_head"] * cell["d_head"]
-    config[task]["model"].update(n_layer=cell["n_layer"], n_head=cell["n_head"], d_model=d_model,
-                                 d_mlp=sweep["mlp_ratio"] * d_model)
-    return config
+def cell_config(setting: Setting, sweep: ArchitectureSweepArgs, cell: ShapeCell,
+                sweep_name: str = "architecture") -> Cell:
+    config = with_budget(setting.section(SWEEPS[sweep_name]), task_overrides(sweep_name, sweep), sweep)
+    d_model = cell.n_head * cell.d_head
+    return replace(config, model=replace(config.model, n_layer=cell.n_layer, n_head=cell.n_head, d_model=d_model,
+                                         d_mlp=sweep.mlp_ratio * d_model))
 
 
-def sweep_files(params: dict, sweep_name: str = "architecture") -> list[SweepFile]:
-    cells = params["sweeps"][sweep_name]["cells"]
-    return [SweepFile(name, [cell_config(params, cell, sweep_name)], {"cell": name, "families": "+".join(cell["families"])})
-            for name, cell in sorted(cells.items()) if on_profile(cell, params["profile"])]
-
+def sweep_files(setting: Setting, sweep: ArchitectureSweepArgs, sweep_name: str = "architecture") -> list[SweepFile]:
+    return [SweepFile(name, [cell_config(setting, sweep, cell, sweep_name)],
+                      {"cell": name, "families": "+".join(cell.families)})
+            for name, cell in sorted(sweep.cells.items()) if setting.profile in cell.profiles]

@@ -6,13 +6,14 @@ bias stays on at evaluation, come from linear_map.bias. Runs are stacked along `
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import xarray as xr
 
 from emergence.common.schema import ConfigError, number
-from emergence.runs.cells import Budget, SweepFile, trained_file, with_budget
+from emergence.runs.cells import Budget, Cell, Setting, SweepFile, trained_file, with_budget
+from emergence.runs.executor import ExecutionArgs
 
 NAME = "attention_bias"
 
@@ -31,24 +32,23 @@ class AttentionBiasArgs(Budget):
             raise ConfigError(f"{key}.strengths: must include 0 (the control), got {self.strengths}")
 
 
-def strengths(params: dict) -> list[float]:
-    return [float(x) for x in params["interventions"][NAME]["strengths"]]
+def strengths(intervention: AttentionBiasArgs) -> list[float]:
+    return [float(x) for x in intervention.strengths]
 
 
-def run_config(params: dict, strength: float) -> dict:
-    b = params["interventions"][NAME]
-    config = with_budget(params, {"state_size": b["state_size"], "sparsity": b["sparsity"]}, b)
-    config["linear_map"]["bias"]["strength"] = strength
-    return config
+def run_config(setting: Setting, intervention: AttentionBiasArgs, strength: float) -> Cell:
+    config = with_budget(setting.linear_map, {"state_size": intervention.state_size,
+                                              "sparsity": intervention.sparsity}, intervention)
+    return replace(config, bias=replace(config.bias, strength=strength))
 
 
-def planned_cells(params: dict, name: str = NAME) -> list[tuple[dict, bool]]:
-    return [(run_config(params, s), False) for s in strengths(params)]
+def planned_cells(setting: Setting, intervention: AttentionBiasArgs, name: str = NAME) -> list[tuple[Cell, bool]]:
+    return [(run_config(setting, intervention, s), False) for s in strengths(intervention)]
 
 
-def run(params: dict, scratch: Path) -> xr.Dataset:
-    b, values = params["interventions"][NAME], strengths(params)
-    return trained_file(SweepFile(NAME, [run_config(params, c) for c in values],
-                                   {"experiment": f"intervention:{NAME}", "state_size": b["state_size"],
-                                    "sparsity": b["sparsity"], "profile": params["profile"]},
-                                   dim="strength", values=values), scratch, params["execution"])
+def run(setting: Setting, intervention: AttentionBiasArgs, scratch: Path, execution: ExecutionArgs) -> xr.Dataset:
+    values = strengths(intervention)
+    return trained_file(SweepFile(NAME, [run_config(setting, intervention, c) for c in values],
+                                  {"experiment": f"intervention:{NAME}", "state_size": intervention.state_size,
+                                   "sparsity": intervention.sparsity, "profile": setting.profile},
+                                  dim="strength", values=values), scratch, execution)

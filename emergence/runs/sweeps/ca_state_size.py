@@ -18,12 +18,11 @@ the nominal c (the arm) and `applied_strength` records what each cell trained wi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-
 from emergence.common.schema import ConfigError, number
-from emergence.runs.cells import Budget, SweepFile, with_budget
+from emergence.runs.cells import Budget, Cell, Setting, SweepFile, with_budget
 
 SWEEP = "ca_state_size"
 TASK = "cellular_automata"
@@ -44,37 +43,35 @@ class StateSizeSweepArgs(Budget):
             raise ConfigError(f"{key}.strengths: must include 0 (the control), got {self.strengths}")
 
 
-def strengths(sweep: dict) -> list[float]:
-    return [float(x) for x in sweep["strengths"]]
+def strengths(sweep: StateSizeSweepArgs) -> list[float]:
+    return [float(x) for x in sweep.strengths]
 
 
-def batch_size(sweep: dict, state_size: int, n_states: int) -> int:
-    return max(1, sweep["batch_tokens"] // (state_size * n_states))
+def batch_size(sweep: StateSizeSweepArgs, state_size: int, n_states: int) -> int:
+    return max(1, sweep.batch_tokens // (state_size * n_states))
 
 
-def applied_strength(sweep: dict, state_size: int, strength: float) -> float:
+def applied_strength(sweep: StateSizeSweepArgs, state_size: int, strength: float) -> float:
     """The bias strength a cell trains with: c, or c + ln(S / S0) under log_length scaling
     (the control, c = 0, stays unbiased)."""
-    if strength == 0 or sweep.get("bias_scaling", "constant") == "constant":
+    if strength == 0 or sweep.bias_scaling == "constant":
         return float(strength)
-    return float(strength + math.log(state_size / sweep["reference_state_size"]))
+    return float(strength + math.log(state_size / sweep.reference_state_size))
 
 
-def cell_config(params: dict, state_size: int, strength: float) -> dict:
-    sweep = params["sweeps"][SWEEP]
-    budget = dict(sweep, batch_size=batch_size(sweep, state_size, params[TASK]["task"]["n_states"]))
-    config = with_budget(params, {"state_size": state_size}, budget, TASK)
-    config[TASK]["bias"]["strength"] = applied_strength(sweep, state_size, strength)
-    return config
+def cell_config(setting: Setting, sweep: StateSizeSweepArgs, state_size: int, strength: float) -> Cell:
+    section = setting.section(TASK)
+    config = with_budget(section, {"state_size": state_size}, sweep,
+                         batch_size=batch_size(sweep, state_size, section.task.n_states))
+    return replace(config, bias=replace(config.bias, strength=applied_strength(sweep, state_size, strength)))
 
 
-def sweep_files(params: dict, name: str = SWEEP) -> list[SweepFile]:
-    sweep = params["sweeps"][name]
+def sweep_files(setting: Setting, sweep: StateSizeSweepArgs, name: str = SWEEP) -> list[SweepFile]:
     values = strengths(sweep)
-    return [SweepFile(f"S{S:04d}", [cell_config(params, S, c) for c in values],
-                      {"experiment": f"sweep:{SWEEP}", "state_size": S, "profile": params["profile"],
-                       "batch_size": batch_size(sweep, S, params[TASK]["task"]["n_states"]),
-                       "bias_scaling": sweep["bias_scaling"], "reference_state_size": sweep["reference_state_size"]},
+    n_states = setting.section(TASK).task.n_states
+    return [SweepFile(f"S{S:04d}", [cell_config(setting, sweep, S, c) for c in values],
+                      {"experiment": f"sweep:{SWEEP}", "state_size": S, "profile": setting.profile,
+                       "batch_size": batch_size(sweep, S, n_states),
+                       "bias_scaling": sweep.bias_scaling, "reference_state_size": sweep.reference_state_size},
                       dim="strength", values=values)
-            for S in sweep["state_sizes"]]
-
+            for S in sweep.state_sizes]

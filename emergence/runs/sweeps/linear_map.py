@@ -2,6 +2,8 @@
 checkpoints (the attention maps and the patching read them)."""
 from __future__ import annotations
 
+from emergence.runs.cells import Cell, Setting
 
-def planned_cells(params: dict, name: str = "linear_map") -> list[tuple[dict, bool]]:
-    return [({"profile": params["profile"], "linear_map": params["linear_map"]}, True)]
+
+def planned_cells(setting: Setting, section: dict, name: str = "linear_map") -> list[tuple[Cell, bool]]:
+    return [(setting.linear_map, True)]

@@ -15,19 +15,16 @@ stop the stage before any training, naming the architecture.
 """
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-
-from emergence.common.params import architecture_seeds, on_profile
 from emergence.common.schema import ConfigError, number
 from emergence.core.kernel_refusals import refusal
 from emergence.core.mixer_kernels import KERNELS, check_available
 from emergence.core.mixers import MIXERS
-from emergence.core.model import MIXER_KEYS, matched_d_mlp, parameter_count
+from emergence.core.model import matched_d_mlp, parameter_count
 from emergence.core.train import CompileMode, resolve_device
-from emergence.runs.cells import Budget, SweepFile, task_module, task_of, with_budget
+from emergence.runs.cells import Budget, Cell, Setting, SweepFile, task_module, task_of, with_budget
 
 SWEEP = "mixers"
 TASKS = ("linear_map", "cellular_automata")
@@ -110,119 +107,114 @@ class MixerSweepArgs:
                                   f"({self.linear_map.sparsities}), got {stray}")
 
 
-def runs_setting(arch: dict, task: str, overrides: dict) -> bool:
+def runs_setting(arch: Architecture, task: str, overrides: dict) -> bool:
     """Whether an architecture runs a task setting (its `tasks` and, on the linear map, `sparsities`)."""
-    if arch.get("tasks") is not None and task not in arch["tasks"]:
+    if arch.tasks is not None and task not in arch.tasks:
         return False
-    return task != "linear_map" or arch.get("sparsities") is None or overrides["sparsity"] in arch["sparsities"]
+    return task != "linear_map" or arch.sparsities is None or overrides["sparsity"] in arch.sparsities
 
 
-def settings(sweep: dict) -> list[tuple[str, dict, str]]:
+def settings(sweep: MixerSweepArgs) -> list[tuple[str, dict, str]]:
     """(task, task overrides, setting label) for every task setting of the comparison."""
-    lm, ca = sweep["linear_map"], sweep["cellular_automata"]
-    out = [("linear_map", {"state_size": lm["state_size"], "sparsity": s}, f"S{lm['state_size']:02d}_s{s:02d}")
-           for s in lm["sparsities"]]
-    out += [("cellular_automata", {"state_size": S}, f"S{S:03d}") for S in ca["state_sizes"]]
+    lm, ca = sweep.linear_map, sweep.cellular_automata
+    out = [("linear_map", {"state_size": lm.state_size, "sparsity": s}, f"S{lm.state_size:02d}_s{s:02d}")
+           for s in lm.sparsities]
+    out += [("cellular_automata", {"state_size": S}, f"S{S:03d}") for S in ca.state_sizes]
     return out
 
 
-def _budget(sweep: dict, task: str, overrides: dict, params: dict, arch: dict) -> dict:
-    budget = dict(sweep[task], n_seeds=architecture_seeds(sweep, arch, task))
-    if task == "cellular_automata":
-        per_sequence = overrides["state_size"] * params["cellular_automata"]["task"]["n_states"]
-        budget["batch_size"] = max(1, budget["batch_tokens"] // per_sequence)
-    return budget
+def seeds(sweep: MixerSweepArgs, arch: Architecture | None, task: str) -> int:
+    """The seeds an architecture (None: one a profile's overlay leaves out) trains on `task`: its
+    own `n_seeds` there, or the task setting's."""
+    own = getattr(arch.n_seeds, task) if arch is not None and arch.n_seeds is not None else None
+    return own or getattr(sweep, task).n_seeds
 
 
-def cell_config(params: dict, task: str, overrides: dict, arch: dict) -> dict:
-    """The cell's params: the task section with the sweep's budget and the architecture's model."""
-    sweep = params["sweeps"][SWEEP]
-    config = with_budget(params, overrides, _budget(sweep, task, overrides, params, arch), task)
-    config[task]["bias"]["strength"] = 0.0  # no intervention: the bias acts on attention scores only
-    model = config[task]["model"]
-    heads = {"n_head": arch["n_head"]} if arch.get("n_head") is not None else {}
-    rate = (arch.get("lr") or {}).get(task)
+def cell_config(setting: Setting, sweep: MixerSweepArgs, task: str, overrides: dict, arch: Architecture) -> Cell:
+    """The cell: the task section with the sweep's budget and the architecture's model."""
+    section, budget = setting.section(task), getattr(sweep, task)
+    batch = (max(1, budget.batch_tokens // (overrides["state_size"] * section.task.n_states))
+             if task == "cellular_automata" else budget.batch_size)
+    config = with_budget(section, overrides, budget, batch_size=batch, n_seeds=seeds(sweep, arch, task))
+    # no intervention: the bias acts on attention scores only
+    config = replace(config, bias=replace(config.bias, strength=0.0))
+    rate = getattr(arch.lr, task) if arch.lr is not None else None
+    train = config.train
     if rate is not None:  # the architecture's own learning rate on this task; unset keeps the task's
-        config[task]["train"]["lr"] = rate
-    if arch.get("compile") is not None:  # the architecture's own train.compile
-        config[task]["train"]["compile"] = arch["compile"]
-    if arch.get("mixer", "attention") == "attention":
-        model.update(heads)  # the other keys shape mixers only: keep the cell equal to other sweeps'
-        return config
-    reference = copy.deepcopy(model)
-    model.update({k: v for k, v in arch.items() if k in MIXER_KEYS and v is not None}, **heads,
-                 kernels=sweep["kernels"])
-    if sweep["match_parameters"]:
+        train = replace(train, lr=rate)
+    if arch.compile is not None:  # the architecture's own train.compile
+        train = replace(train, compile=arch.compile)
+    model = config.model if arch.n_head is None else replace(config.model, n_head=arch.n_head)
+    if arch.mixer == "attention":  # the other keys shape mixers only: keep the cell equal to other sweeps'
+        return replace(config, model=model, train=train)
+    reference = config.model
+    model = replace(model, mixer=arch.mixer, d_state=arch.d_state, expand=arch.expand,
+                    conv_kernel=arch.conv_kernel, kernels=sweep.kernels)
+    if sweep.match_parameters:
         module = task_module(task)
-        layout = module.layout_of(config[task]["task"])
+        layout = module.layout_of(config.task)
         target = parameter_count(module.model_config(reference, layout))
-        model["d_mlp"] = matched_d_mlp(module.model_config(model, layout), target)
-    return config
+        model = replace(model, d_mlp=matched_d_mlp(module.model_config(model, layout), target))
+    return replace(config, model=model, train=train)
 
 
-def architectures(params: dict) -> dict[str, dict]:
+def architectures(setting: Setting, sweep: MixerSweepArgs) -> dict[str, Architecture]:
     """The architectures this profile runs."""
-    return {name: arch for name, arch in params["sweeps"][SWEEP]["architectures"].items()
-            if on_profile(arch, params["profile"])}
+    return {name: arch for name, arch in sweep.architectures.items() if setting.profile in arch.profiles}
 
 
-def cells(params: dict) -> list[tuple[str, dict]]:
-    """(cell name, cell params) for every architecture this profile runs x setting, in a stable order."""
-    sweep = params["sweeps"][SWEEP]
+def cells(setting: Setting, sweep: MixerSweepArgs) -> list[tuple[str, Cell]]:
+    """(cell name, cell) for every architecture this profile runs x setting, in a stable order."""
     out = []
     for task, overrides, label in settings(sweep):
-        for arch_name, arch in architectures(params).items():
+        for arch_name, arch in architectures(setting, sweep).items():
             if not runs_setting(arch, task, overrides):
                 continue
-            out.append((f"{task}-{label}-{arch_name}", cell_config(params, task, overrides, arch)))
+            out.append((f"{task}-{label}-{arch_name}", cell_config(setting, sweep, task, overrides, arch)))
     return out
 
 
-def parameter_counts(params: dict, planned: list[tuple[str, dict]]) -> dict[str, int]:
+def parameter_counts(planned: list[tuple[str, Cell]]) -> dict[str, int]:
     out = {}
     for name, config in planned:
-        task = task_of(config)
-        module = task_module(task)
-        out[name] = parameter_count(module.model_config(config[task]["model"], module.layout_of(config[task]["task"])))
+        module = task_module(task_of(config))
+        out[name] = parameter_count(module.model_config(config.model, module.layout_of(config.task)))
     return out
 
 
-def check_parameter_match(params: dict, planned: list[tuple[str, dict]]) -> None:
+def check_parameter_match(setting: Setting, sweep: MixerSweepArgs, planned: list[tuple[str, Cell]]) -> None:
     """Every architecture's count within `tolerance` of the transformer's at the same setting."""
-    sweep = params["sweeps"][SWEEP]
-    if not sweep["match_parameters"]:
+    if not sweep.match_parameters:
         return
-    counts = parameter_counts(params, planned)
-    reference = next(n for n, a in architectures(params).items() if a["mixer"] == "attention")
+    counts = parameter_counts(planned)
+    reference = next(n for n, a in architectures(setting, sweep).items() if a.mixer == "attention")
     for name, count in counts.items():
         target = counts[name.rsplit("-", 1)[0] + f"-{reference}"]
-        if abs(count - target) > sweep["tolerance"] * target:
+        if abs(count - target) > sweep.tolerance * target:
             arch = name.rsplit("-", 1)[1]
             raise ConfigError(f"sweeps.mixers.architectures.{arch}: {count} parameters in cell {name}, more than "
-                              f"tolerance {sweep['tolerance']} away from the transformer's {target} even with the "
+                              f"tolerance {sweep.tolerance} away from the transformer's {target} even with the "
                               "MLP width matched (shrink its mixer: n_head, d_state or expand)")
 
 
-def check_kernels(params: dict, planned: list[tuple[str, dict]]) -> None:
+def check_kernels(sweep: MixerSweepArgs, planned: list[tuple[str, Cell]]) -> None:
     """With kernels = cuda: a CUDA training device, every library kernel importable, and none
     known to refuse this device (emergence/core/kernel_refusals.py)."""
-    if params["sweeps"][SWEEP]["kernels"] != "cuda":
+    if sweep.kernels != "cuda":
         return
     for name, config in planned:
-        section = config[task_of(config)]
-        model, train = section["model"], section["train"]
-        if model.get("kernels") == "cuda":
-            check_available({model["mixer"]}, resolve_device(train["device"]).type)
-            if why := refusal(model["mixer"]):
+        if config.model.kernels == "cuda":
+            check_available({config.model.mixer}, resolve_device(config.train.device).type)
+            if why := refusal(config.model.mixer):
                 raise ValueError(f"sweeps.{SWEEP}.kernels = cuda, cell {name}: {why}")
 
 
-def sweep_files(params: dict, name: str = SWEEP) -> list[SweepFile]:
+def sweep_files(setting: Setting, sweep: MixerSweepArgs, name: str = SWEEP) -> list[SweepFile]:
     """One file per cell (architecture x setting), after the checks that stop a run before
     anything trains: parameter counts within the tolerance, CUDA kernels where asked."""
-    planned = cells(params)
-    check_parameter_match(params, planned)
-    check_kernels(params, planned)
+    planned = cells(setting, sweep)
+    check_parameter_match(setting, sweep, planned)
+    check_kernels(sweep, planned)
     files = []
     for cell_name, config in planned:
         task, label, arch_name = cell_name.split("-")  # names hold no '-' (validated)

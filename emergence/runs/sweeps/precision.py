@@ -14,12 +14,11 @@ a default are emergence/analysis/precision_agreement.py's, applied by the summar
 """
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from emergence.common.schema import ConfigError, number
 from emergence.core.precision import PRECISIONS
-from emergence.runs.cells import SweepFile, task_module
+from emergence.runs.cells import Setting, SweepFile, task_module
 
 MAX_FACTOR = 100
 MAX_SEEDS = 4096
@@ -55,24 +54,22 @@ class PrecisionCheckArgs:
                     raise ConfigError(f"{key}.{name}.{task}: expected int in [1, {limit}], got {value!r}")
 
 
-def sweep_files(params: dict, name: str = "precision") -> list[SweepFile]:
+def sweep_files(setting: Setting, check: PrecisionCheckArgs, name: str = "precision") -> list[SweepFile]:
     files = []
-    settings = params["sweeps"][name]
-    for task in settings["tasks"]:
+    for task in check.tasks:
         cells = []
+        section = setting.section(task)
         for precision in PRECISIONS:
-            section = copy.deepcopy(params[task])
-            twin = precision != params[task]["train"]["precision"]
-            section["train"]["precision"] = precision
-            section["train"]["steps"] *= settings["budget_factor"].get(task, 1)
-            section["train"]["n_seeds"] = settings["n_seeds"].get(task, section["train"]["n_seeds"])
-            if twin and precision != "float32" and not section["train"]["threads"]:
+            twin = precision != section.train.precision
+            train = replace(section.train, precision=precision,
+                            steps=section.train.steps * check.budget_factor.get(task, 1),
+                            n_seeds=check.n_seeds.get(task, section.train.n_seeds))
+            if twin and precision != "float32" and not train.threads:
                 # fixed, so that its bytes (which the thread count changes under CPU bfloat16) do
                 # not depend on the process that builds it: a worker or SLURM task may build it
-                section["train"]["threads"] = settings["bf16_threads"]
-            cells.append({"profile": params["profile"], task: section})
+                train = replace(train, threads=check.bf16_threads)
+            cells.append(replace(section, train=train))
         files.append(SweepFile(task, cells, {"experiment": "sweep:precision", "task": task,
-                                             "profile": params["profile"]},
+                                             "profile": setting.profile},
                                dim="precision", values=list(PRECISIONS), checkpoints=task == "linear_map"))
     return files
-

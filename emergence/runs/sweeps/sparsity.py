@@ -13,9 +13,9 @@ from pathlib import Path
 
 import xarray as xr
 
-from emergence.common.params import sparsities_on
 from emergence.common.schema import ConfigError, number
-from emergence.runs.cells import Budget, SweepFile, trained_file, with_budget
+from emergence.runs.cells import Budget, Cell, Setting, SweepFile, trained_file, with_budget
+from emergence.runs.executor import ExecutionArgs
 
 SWEEP = "sparsity"
 NO_CELLS = "no cell of this row runs on this profile"
@@ -39,6 +39,11 @@ class GridRow:
             if extra:
                 raise ConfigError(f"{key}.{name}: must be a subset of {key}.sparsities, got extra {extra}")
 
+    def on(self, profile: str) -> list[int]:
+        """The sparsities this row runs on `profile`: the paper profile every one the paper
+        plots, the others their own subsets."""
+        return list(self.sparsities if profile == "paper" else getattr(self, profile))
+
 
 @dataclass(frozen=True, kw_only=True)
 class SparsitySweepArgs(Budget):
@@ -46,28 +51,29 @@ class SparsitySweepArgs(Budget):
     grid: dict[str, GridRow]
 
 
-def cell_config(params: dict, state_size: int, sparsity: int) -> dict:
-    """The full linear_map parameters of one cell (a params dict with a `linear_map` section)."""
-    return with_budget(params, {"state_size": state_size, "sparsity": sparsity}, params["sweeps"][SWEEP])
+def cell_config(setting: Setting, sweep: SparsitySweepArgs, state_size: int, sparsity: int) -> Cell:
+    """One cell: the linear map's section at this S and s, with the sweep's budget."""
+    return with_budget(setting.linear_map, {"state_size": state_size, "sparsity": sparsity}, sweep)
 
 
-def row_file(params: dict, row_name: str, row: dict) -> SweepFile:
-    S, sparsities = row["state_size"], sparsities_on(row, params["profile"])
-    return SweepFile(row_name, [cell_config(params, S, s) for s in sparsities],
-                     {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": S, "status": "ran",
-                      "profile": params["profile"]}, dim="sparsity", values=sparsities)
+def row_file(setting: Setting, sweep: SparsitySweepArgs, row_name: str) -> SweepFile:
+    row = sweep.grid[row_name]
+    sparsities = row.on(setting.profile)
+    return SweepFile(row_name, [cell_config(setting, sweep, row.state_size, s) for s in sparsities],
+                     {"experiment": f"sweep:{SWEEP}", "row": row_name, "state_size": row.state_size, "status": "ran",
+                      "profile": setting.profile}, dim="sparsity", values=sparsities)
 
 
-def planned_cells(params: dict, name: str = SWEEP) -> list[tuple[dict, bool]]:
+def planned_cells(setting: Setting, sweep: SparsitySweepArgs, name: str = SWEEP) -> list[tuple[Cell, bool]]:
     """Every cell this profile trains, across the rows (one DVC stage each)."""
-    return [(c, False) for row_name, row in params["sweeps"][name]["grid"].items()
-            for c in row_file(params, row_name, row).cells]
+    return [(c, False) for row_name in sweep.grid for c in row_file(setting, sweep, row_name).cells]
 
 
-def run_row(params: dict, row_name: str, row: dict, scratch: Path) -> xr.Dataset:
+def run_row(setting: Setting, sweep: SparsitySweepArgs, row_name: str, scratch: Path,
+            execution: ExecutionArgs) -> xr.Dataset:
     """Train (or load from the cell cache) every cell of a row that this profile runs."""
-    spec = row_file(params, row_name, row)
+    spec = row_file(setting, sweep, row_name)
     if not spec.cells:
         return xr.Dataset(attrs={"experiment": f"sweep:{SWEEP}", "row": row_name, "status": NO_CELLS,
-                                 "profile": params["profile"]})
-    return trained_file(spec, scratch, params["execution"])
+                                 "profile": setting.profile})
+    return trained_file(spec, scratch, execution)
