@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from emergence.core import train
-from emergence.core.model import SeedTransformer
+from emergence.common.schema import load
+from emergence.core.model import ModelArgs, SeedTransformer
 from emergence.core.tasks import cellular_automata as ca
 from emergence.runs.allocator import keep_freed_memory
 
@@ -14,8 +15,9 @@ MODEL = {"n_layer": 2, "d_model": 8, "n_head": 2, "d_mlp": 16, "norm": "pre"}
 
 @pytest.fixture
 def setup():
-    task = ca.task_tensors(ca.build_task(TASK), TASK)
-    cfg = ca.model_config(MODEL, ca.layout_of(TASK))
+    task_args, model = load(ca.TaskArgs, TASK, "task"), load(ModelArgs, MODEL, "model")
+    task = ca.task_tensors(ca.build_task(task_args), task_args)
+    cfg = ca.model_config(model, ca.layout_of(task_args))
     return SeedTransformer(cfg, [3, 4]), task
 
 
@@ -36,8 +38,9 @@ LINEAR_MAP = {"state_size": 6, "sparsity": 2, "task_seed": 0, "distinct_rows": T
 
 def linear_map_setup():
     from emergence.core.tasks import linear_map as lm
-    task = lm.task_tensors(lm.build_task(LINEAR_MAP), LINEAR_MAP)
-    cfg = lm.model_config(MODEL | {"n_layer": 1}, lm.layout_of(LINEAR_MAP))
+    task_args, model = load(lm.TaskArgs, LINEAR_MAP, "task"), load(ModelArgs, MODEL | {"n_layer": 1}, "model")
+    task = lm.task_tensors(lm.build_task(task_args), task_args)
+    cfg = lm.model_config(model, lm.layout_of(task_args))
     return SeedTransformer(cfg, [3, 4]), task
 
 

@@ -5,7 +5,9 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence.common.schema import ConfigError
+from dataclasses import replace
+
+from emergence.common.schema import ConfigError, load, to_params
 from emergence.core.tasks import corpus as cp
 from emergence.pipeline.config import load_params, validate
 from emergence.runs import language_model as lm
@@ -13,12 +15,21 @@ from emergence.runs import lm_probes
 from training_reference import reference_params
 
 
+def training(params: dict) -> lm.LanguageModelTraining:
+    """What training reads of the (test-edited) language_model section, typed."""
+    return lm.LanguageModelTraining.of(params["language_model"])
+
+
+def whole(params: dict) -> lm_probes.LanguageModelArgs:
+    return load(lm_probes.LanguageModelArgs, params["language_model"], "language_model")
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("lm")
     params = reference_params()  # the smoke profile with one tiny size and its Dyck twin
-    ds = lm.train_size(params, "tiny", root / "models" / "tiny", root / "scratch")
-    lm.train_size(params, "tiny", root / "models" / "tiny+dyck", root / "scratch", pretraining="dyck")
+    ds = lm.train_size(training(params), "tiny", root / "models" / "tiny", root / "scratch")
+    lm.train_size(training(params), "tiny", root / "models" / "tiny+dyck", root / "scratch", pretraining="dyck")
     return params, root, ds
 
 
@@ -31,7 +42,7 @@ def test_training_writes_results_and_pythia_like_checkpoints(trained):
 
 def test_probes_and_brackets_agree_with_a_dense_scan(trained):
     params, root, _ = trained
-    pr = lm_probes.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(whole(params), root / "models")
     assert pr["probe_accuracy"].dims == ("size", "capability", "seed", "checkpoint_step")
     # each variant's pre-pretraining, read from what it was trained with
     assert pr["pretraining_steps"].sel(size="tiny").item() == 0
@@ -57,13 +68,13 @@ def test_probes_and_brackets_agree_with_a_dense_scan(trained):
 
 def test_patching_a_forced_bracket(trained):
     params, root, _ = trained
-    pr = lm_probes.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(whole(params), root / "models")
     # pretend every capability emerged between checkpoints 8 and 16, so patching runs
     pr["bracket_old_step"][:] = 8
     pr["bracket_new_step"][:] = 16
     pr["bracket_censored"][:] = 0
     params["language_model"]["patching"].update(bracket="last_unsolved", min_gap=0.0)
-    out = lm_probes.patch_size(params, root / "models", "tiny", pr)
+    out = lm_probes.patch_size(whole(params), root / "models", "tiny", pr)
     assert out["delta_p"].dims == ("capability", "seed", "layer", "head")
     assert (out["old_step"].values == 8).all() and (out["new_step"].values == 16).all()
     rose = out["gap"].values >= 0.0           # every bracket measured; only rises are patched
@@ -79,12 +90,12 @@ def test_patching_a_forced_bracket(trained):
     assert np.isfinite(out["ranking_delta_p"].values[rose]).all()
     assert not np.array_equal(out["held_out_entropy_new"].values[rose], out["entropy_new"].values[rose])
     params["language_model"]["patching"]["min_gap"] = 1.0   # no bracket rises by all of p
-    assert np.isnan(lm_probes.patch_size(params, root / "models", "tiny", pr)["delta_p"].values).all()
+    assert np.isnan(lm_probes.patch_size(whole(params), root / "models", "tiny", pr)["delta_p"].values).all()
 
 
 def test_patching_across_the_steepest_interval(trained):
     params, root, _ = trained
-    pr = lm_probes.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(whole(params), root / "models")
     steps = pr["checkpoint_step"].values.tolist()          # [0, 1, 2, 4, 8, 16]
     pr["bracket_new_step"][:] = 16
     pr["bracket_censored"][:] = 0
@@ -94,7 +105,7 @@ def test_patching_across_the_steepest_interval(trained):
     params["language_model"]["patching"].update(bracket="steepest", min_gap=0.0)
     old, new = lm_probes.steepest_brackets(pr.sel(size="tiny"))
     assert (old[0, 0], new[0, 0]) == (1, 2) and (old[1:] == 2).all() and (new[1:] == 4).all()
-    out = lm_probes.patch_size(params, root / "models", "tiny", pr)
+    out = lm_probes.patch_size(whole(params), root / "models", "tiny", pr)
     np.testing.assert_array_equal(out["old_step"].values, old)
     np.testing.assert_array_equal(out["new_step"].values, new)
     assert steps[:3] == [0, 1, 2]
@@ -107,7 +118,7 @@ def test_pre_pretraining_changes_the_starting_point(trained):
     # step 0 of the corpus phase = after Dyck: the body differs, the token layers start as from scratch
     assert not torch.equal(scratch_model.blocks[0].attn.qkv.weight, pre_model.blocks[0].attn.qkv.weight)
     assert torch.equal(scratch_model.wte, pre_model.wte)
-    pr = lm_probes.probe_sizes(params, root / "models")
+    pr = lm_probes.probe_sizes(whole(params), root / "models")
     assert pr["size"].values.tolist() == ["tiny", "tiny+dyck"]
 
 
@@ -117,16 +128,15 @@ def test_previous_token_pattern():
 
 
 def test_pretraining_tasks_write_only_their_own_tokens():
-    params = load_params(profile="smoke")
-    section = params["language_model"]
-    vocab = lm.vocab_of(section["corpus"])
-    first, n = vocab.id("s000"), section["corpus"]["synthetic_tokens"]
+    section = training(load_params(profile="smoke"))
+    vocab = lm.vocab_of(section.corpus)
+    first, n = vocab.id("s000"), section.corpus.synthetic_tokens
     for kind in lm.PRETRAINING_TASKS:
-        x = lm.pretraining_task(section["corpus"], lm.pretraining_of(section, kind), kind, 32, 8).eval_tokens
+        x = lm.pretraining_task(section.corpus, lm.pretraining_of(section, kind), kind, 32, 8).eval_tokens
         assert x.min() >= first and x.max() < first + n, kind
-    dyck = lm.pretraining_sequences(np.random.default_rng(0), section["pretraining"], "dyck", 4, 32, n)
-    assert dyck.max() < 2 * section["pretraining"]["dyck_k"]
-    windows = dict(section, seq_len=64)
+    dyck = lm.pretraining_sequences(np.random.default_rng(0), lm.pretraining_of(section, "dyck"), "dyck", 4, 32, n)
+    assert dyck.max() < 2 * section.pretraining.dyck_k
+    windows = replace(section, seq_len=64)
     corpus = lm.task_tensors(lm.build_task(windows, n_eval=16), windows)
     assert corpus.eval_tokens.max() < first  # no corpus document uses them
     assert corpus.sampler(8, torch.Generator().manual_seed(0)).max() < first
@@ -135,39 +145,40 @@ def test_pretraining_tasks_write_only_their_own_tokens():
 def test_a_twins_cache_key_holds_only_its_own_task():
     params = load_params(profile="smoke")
     section = params["language_model"]
-    key = lm.training_key(params, "small", "dyck")
+    key = lm.training_key(training(params), "small", "dyck")
     section["pretraining"]["tasks"] = ["dyck"]
     section["pretraining"]["nca_states"] = 3       # another task's key
-    assert lm.training_key(params, "small", "dyck") == key
+    assert lm.training_key(training(params), "small", "dyck") == key
     section["pretraining"]["dyck_k"] = 3
-    assert lm.training_key(params, "small", "dyck") != key
-    assert list(lm.variants(section)) == ["small", "medium", "large", "small+dyck", "small@rare"]
+    assert lm.training_key(training(params), "small", "dyck") != key
+    assert list(lm.variants(training(params))) == ["small", "medium", "large", "small+dyck", "small@rare"]
 
 
 def test_the_rare_skills_twin_trains_on_its_own_mixture_only():
     params = load_params(profile="smoke")
     section = params["language_model"]
-    main, rare = lm.training_key(params, "small", None), lm.training_key(params, "small", None, lm.RARE)
+    main, rare = lm.training_key(training(params), "small", None), lm.training_key(training(params), "small", None, lm.RARE)
     assert main["corpus"] == section["corpus"] and main["name"] == "small"
     assert rare["corpus"] == {**section["corpus"], "mixture": section["rare_skills"]["mixture"]}
     assert rare["name"] == "small@rare" and rare != main
     section["rare_skills"]["mixture"] = dict(section["rare_skills"]["mixture"], spans=0.5)
-    assert lm.training_key(params, "small", None) == main          # the main size keeps its cells
-    assert lm.training_key(params, "small", None, lm.RARE) != rare
+    assert lm.training_key(training(params), "small", None) == main          # the main size keeps its cells
+    assert lm.training_key(training(params), "small", None, lm.RARE) != rare
     with pytest.raises(ValueError, match="corpus"):
-        lm.corpus_of(section, "other")
+        lm.corpus_of(training(params), "other")
     # its windows follow its mixture; the main section is not edited
     section["rare_skills"]["mixture"] = {"digits": 0.0, "spans": 0.0, "patterns": 0.0, "ioi": 0.0, "noise": 1.0}
-    vocab = lm.vocab_of(section["corpus"])
-    noise = {vocab.id("<eos>")} | {vocab.id(f"r{i:03d}") for i in range(section["corpus"]["n_random"])}
+    typed = training(params)
+    vocab = lm.vocab_of(typed.corpus)
+    noise = {vocab.id("<eos>")} | {vocab.id(f"r{i:03d}") for i in range(typed.corpus.n_random)}
     drawn = {}
     for corpus in (None, lm.RARE):
-        s = lm.on_corpus(section, corpus)
+        s = lm.on_corpus(typed, corpus)
         task = lm.task_tensors(lm.build_task(s, n_eval=8), s)
         drawn[corpus] = set(task.sampler(32, torch.Generator().manual_seed(0)).unique().tolist())
     assert drawn[lm.RARE] <= noise
     assert not drawn[None] <= noise                                 # digits, names ... on the main corpus
-    assert section["corpus"]["mixture"]["spans"] > 0
+    assert typed.corpus.mixture.spans > 0
 
 
 def test_the_rare_skills_sizes_are_validated():
@@ -199,7 +210,8 @@ def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
     params["language_model"]["sizes"] = {"tiny": {"n_layer": 1, "n_head": 2, "d_head": 4, "mlp_ratio": 2}}
     params["language_model"]["pretraining"].update(sizes=["tiny"], tasks=["dyck"], steps={"dyck": 4},
                                                    transfer="attention_mlp")
-    circuits = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
+    params["language_model"]["rare_skills"]["sizes"] = []
+    circuits = lm.pretrain(training(params), "tiny", "dyck", tmp_path, torch.device("cpu"))
     from emergence.core.model import SeedTransformer
     fresh = SeedTransformer(circuits.cfg, list(circuits.seeds))
     # attention_mlp: the attention and MLP weights learned, everything else where the from-scratch twin starts
@@ -210,23 +222,23 @@ def test_the_body_transfers_and_the_token_layers_start_fresh(tmp_path):
         if not name.startswith(("blocks.0.attn.", "blocks.0.mlp.")):
             assert torch.equal(circuits.state_dict()[name], value), name
     params["language_model"]["pretraining"]["transfer"] = "body"
-    body = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
+    body = lm.pretrain(training(params), "tiny", "dyck", tmp_path, torch.device("cpu"))
     assert torch.equal(body.wte, fresh.wte) and torch.equal(body.head.weight, fresh.head.weight)
     assert not torch.equal(body.blocks[0].attn.qkv.weight, fresh.blocks[0].attn.qkv.weight)
     assert not torch.equal(body.wpe, fresh.wpe)   # body carries the learned positions
     assert torch.equal(body.blocks[0].attn.qkv.weight, circuits.blocks[0].attn.qkv.weight)
     params["language_model"]["pretraining"]["transfer"] = "all"
-    everything = lm.pretrain(params, "tiny", "dyck", tmp_path, torch.device("cpu"))
+    everything = lm.pretrain(training(params), "tiny", "dyck", tmp_path, torch.device("cpu"))
     assert not torch.equal(everything.head.weight, fresh.head.weight)
-    key_all = lm.training_key(params, "tiny", "dyck")
+    key_all = lm.training_key(training(params), "tiny", "dyck")
     params["language_model"]["pretraining"]["transfer"] = "body"
-    assert lm.training_key(params, "tiny", "dyck") != key_all   # the transfer is part of the twin's key
+    assert lm.training_key(training(params), "tiny", "dyck") != key_all   # the transfer is part of the twin's key
     # and so is its own length, but not another task's
-    key = lm.training_key(params, "tiny", "dyck")
+    key = lm.training_key(training(params), "tiny", "dyck")
     params["language_model"]["pretraining"]["steps"] = {"dyck": 4, "random": 9}
-    assert lm.training_key(params, "tiny", "dyck") == key
+    assert lm.training_key(training(params), "tiny", "dyck") == key
     params["language_model"]["pretraining"]["steps"] = {"dyck": 5}
-    assert lm.training_key(params, "tiny", "dyck") != key
+    assert lm.training_key(training(params), "tiny", "dyck") != key
 
 
 @pytest.mark.parametrize("steps, message", [
@@ -264,9 +276,9 @@ def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(t
         return {str(p.relative_to(entry)): hashlib.sha256(p.read_bytes()).hexdigest()
                 for p in sorted(entry.rglob("*")) if p.is_file() and p.name not in cache.RECORDS}
 
-    whole = variant_requests(copy.deepcopy(params), tmp_path / "whole")["tiny"]
+    whole = variant_requests(training(params), tmp_path / "whole")["tiny"]
     whole_entry = cache.cached(tmp_path / "whole", whole.name, whole.key, whole.build)
-    requests = variant_requests(copy.deepcopy(params), tmp_path / "split")
+    requests = variant_requests(training(params), tmp_path / "split")
     assert [p.cost / requests["tiny"].cost for p in requests["tiny"].parts] == pytest.approx([2 / 3, 1 / 3])
     assert requests["tiny+dyck"].parts == ()
     # the rare-skills twin trains from scratch too, group by group, under keys of its own corpus
@@ -302,7 +314,7 @@ def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path
     three["language_model"]["train"]["n_seeds"] = 3
 
     def build(p, scratch):
-        r = variant_requests(copy.deepcopy(p), scratch)["tiny"]
+        r = variant_requests(training(p), scratch)["tiny"]
         return cache.cached(scratch, r.name, r.key, r.build)
 
     def files(entry):
@@ -310,7 +322,7 @@ def test_a_variant_given_more_seeds_trains_only_the_seed_groups_it_adds(tmp_path
                 for q in sorted(entry.rglob("*")) if q.is_file() and q.name not in cache.RECORDS}
 
     build(params, tmp_path / "scratch")
-    requests = variant_requests(copy.deepcopy(three), tmp_path / "scratch")
+    requests = variant_requests(training(three), tmp_path / "scratch")
     assert [p.stored for p in requests["tiny"].parts] == [True, False]
     assert requests["tiny"].todo == pytest.approx(1 / 3) and requests["tiny+dyck"].todo == 1.0
     steps, step = [], train.train_step
@@ -325,11 +337,11 @@ def test_a_pattern_probe_of_one_period_holds_only_cycles_of_that_period():
     from emergence.pipeline.config import ConfigError, validate
 
     params = load_params(profile="smoke")
-    corpus = params["language_model"]["corpus"]
+    corpus = training(params).corpus
     vocab = lm.vocab_of(corpus)
     for period in (2, 3):
         prompts, answers = lm_probes.period_probe_set(period, 16, vocab, corpus)
-        assert prompts.shape == (16, corpus["pattern_length"]) and len(set(map(tuple, prompts))) == 16
+        assert prompts.shape == (16, corpus.pattern_length) and len(set(map(tuple, prompts))) == 16
         # a cycle of that many tokens: the answer is the token `period` back
         assert (answers == prompts[:, -period]).all()
         assert (prompts[:, period:] == prompts[:, :-period]).all()
@@ -338,7 +350,8 @@ def test_a_pattern_probe_of_one_period_holds_only_cycles_of_that_period():
     # the first n of a period are the same however many of the mixed probes it took to find them
     small, _ = lm_probes.period_probe_set(3, 4, vocab, corpus)
     np.testing.assert_array_equal(small, lm_probes.period_probe_set(3, 16, vocab, corpus)[0][:4])
-    probes = lm_probes.make_probes(corpus, {"kinds": ["spans", "patterns_period2"], "n_prompts": 8})
+    kinds = lm_probes.ProbeArgs(kinds=["spans", "patterns_period2"], n_prompts=8, solved_accuracy=0.5)
+    probes = lm_probes.make_probes(corpus, kinds)
     assert list(probes) == ["spans", "patterns_period2"]
     assert lm_probes.probe_kinds(corpus) == [*cp.PROBES, "patterns_period2", "patterns_period3"]
     # a period the corpus never writes stops validation, naming the key and what it allows

@@ -10,6 +10,8 @@ from emergence.pipeline.prebuild import pooled_requests
 from emergence.runs.cache import bound_to_process, entry_of, thread_dependent
 from emergence.runs.runner import runs_on
 
+import typed_params as typed
+
 HAS_BF16 = bf16_support(torch.device("cpu"))[0]
 
 
@@ -79,7 +81,9 @@ def test_cells_the_pool_built_are_the_bytes_the_stage_would_have_built(tmp_path)
     from emergence.runs.sweeps.sparsity import run_row
 
     def write(params, scratch, folder):
-        write_netcdf(run_row(params, "S08", params["sweeps"]["sparsity"]["grid"]["S08"], scratch), folder / "row.nc")
+        setting = typed.setting(params)
+        write_netcdf(run_row(setting, typed.section(params, "sparsity"), "S08", scratch, setting.execution),
+                     folder / "row.nc")
         return folder / "row.nc"
 
     out = _pooled_and_alone(tmp_path, load_params(profile="smoke"), "sparsity@S08", write)
@@ -90,10 +94,9 @@ def test_bfloat16_twins_with_fixed_threads_give_the_same_bytes_from_the_pool(tmp
     """The precision check's cells, bfloat16 twin included (its threads fixed), built by the
     pool's workers and then by the stage alone in this process with all its threads: same file."""
     from emergence.runs.cells import write_sweep
-    from emergence.runs.sweeps.precision import sweep_files
 
     def write(params, scratch, folder):
-        write_sweep(sweep_files(params), folder / "cells", scratch, params["execution"])
+        write_sweep(typed.files(params, "precision"), folder / "cells", scratch, typed.execution(params))
         return folder / "cells" / "linear_map.nc"
 
     params = load_params(profile="smoke")
@@ -109,7 +112,6 @@ def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes
     from emergence.pipeline.prebuild import prebuild
     from emergence.runs import build_log, executor
     from emergence.runs.cells import write_sweep
-    from emergence.runs.sweeps.precision import sweep_files
 
     monkeypatch.setattr(executor, "usable_cores", lambda: 4)
     monkeypatch.setattr(build_log, "PIECES", {})
@@ -127,7 +129,7 @@ def test_bfloat16_twins_split_into_seed_groups_by_the_pool_give_the_stages_bytes
             assert build_log.POOLS and build_log.POOLS[0]["workers"] == 4          # four groups at once
             assert sorted(build_log.PIECES.values()) == [2, 2]
             del build_log.LOOKUPS[:]
-        write_sweep(sweep_files(params), tmp_path / name / "cells", scratch, params["execution"])
+        write_sweep(typed.files(params, "precision"), tmp_path / name / "cells", scratch, typed.execution(params))
         files[name] = ((tmp_path / name / "cells" / "linear_map.nc").read_bytes(),
                        sum(u["built"] for u in build_log.LOOKUPS))
     assert files["pooled"][1] == 0 and files["alone"][1] == 2 and files["pooled"][0] == files["alone"][0]

@@ -1,6 +1,7 @@
 """train.precision: bfloat16 autocast where it is fast, float32 everywhere the claims are read."""
 import copy
 import json
+from dataclasses import replace
 import math
 import warnings
 
@@ -19,15 +20,16 @@ from emergence.core.tasks import linear_map
 from emergence.core.train import make_optimizer, train_step
 from emergence.pipeline.config import load_params
 from emergence.pipeline.stage import pipeline_paths
-from emergence.runs.cells import cell_key, with_budget
-from emergence.runs.sweeps.precision import sweep_files
+from emergence.runs.cells import Budget, Setting, cell_key, with_budget
 from emergence.tools.precision_record import precision_record
 
+import typed_params as typed
 from training_reference import train_task
 
 CPU = torch.device("cpu")
 HAS_BF16 = precision.bf16_support(CPU)[0]
-OPT = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0}
+OPT = replace(Setting.of(load_params(profile="smoke")).linear_map.train, lr=1e-3, beta1=0.9, beta2=0.999,
+              weight_decay=0.0)
 
 
 def test_float32_is_never_changed():
@@ -153,14 +155,11 @@ def test_bf16_training_follows_float32_on_the_smoke_cell(tmp_path, smoke_params)
 def test_thread_count_keys_bf16_cells_only(smoke_params):
     """Under CPU bf16 the thread count changes the numbers, so it is in the key; in float32 it
     does not, and changing it must not retrain."""
-    budget = {"n_seeds": 2, "steps": 10, "batch_size": 4, "eval_every": 5, "eval_sequences": 8,
-              "examples": "answer"}
-    cell = with_budget(smoke_params, {}, budget)
+    budget = Budget(n_seeds=2, steps=10, eval_every=5, eval_sequences=8, examples="answer")
+    cell = with_budget(Setting.of(smoke_params).linear_map, {}, budget, batch_size=4)
 
     def key(prec, threads):
-        c = copy.deepcopy(cell)
-        c["linear_map"]["train"].update(precision=prec, threads=threads)
-        return cell_key(c)
+        return cell_key(replace(cell, train=replace(cell.train, precision=prec, threads=threads)))
 
     assert key("float32", 1)["runs_on"] == {"device": "cpu", "precision": "float32"}
     if HAS_BF16:
@@ -259,26 +258,25 @@ def test_unfinished_jumps_stay_in_the_width_as_censored():
 def test_budget_factor_lengthens_both_cells_of_its_task_only(smoke_params):
     params = copy.deepcopy(smoke_params)
     params["sweeps"]["precision"]["budget_factor"] = {"cellular_automata": 3}
-    files = {f.name: f for f in sweep_files(params)}
-    steps = {task: [cell[task]["train"]["steps"] for cell in files[task].cells] for task in files}
+    files = {f.name: f for f in typed.files(params, "precision")}
+    steps = {task: [cell.train.steps for cell in files[task].cells] for task in files}
     assert steps["cellular_automata"] == [3 * params["cellular_automata"]["train"]["steps"]] * 2
     assert steps["linear_map"] == [params["linear_map"]["train"]["steps"]] * 2
     # the linear map's cell in its own precision is the one linear_map_train trains (one cache entry)
-    own = next(c for c in files["linear_map"].cells
-               if c["linear_map"]["train"]["precision"] == params["linear_map"]["train"]["precision"])
-    assert own["linear_map"] == params["linear_map"]
+    own = next(c for c in files["linear_map"].cells if c.train.precision == params["linear_map"]["train"]["precision"])
+    assert own == typed.setting(params).linear_map
 
 
 def test_a_task_may_compare_its_own_seed_count(smoke_params):
     params = copy.deepcopy(smoke_params)
     params["sweeps"]["precision"]["n_seeds"] = {"cellular_automata": 7}
-    files = {f.name: f for f in sweep_files(params)}
-    seeds = {task: [cell[task]["train"]["n_seeds"] for cell in files[task].cells] for task in files}
+    files = {f.name: f for f in typed.files(params, "precision")}
+    seeds = {task: [cell.train.n_seeds for cell in files[task].cells] for task in files}
     assert seeds["cellular_automata"] == [7, 7]
     assert seeds["linear_map"] == [params["linear_map"]["train"]["n_seeds"]] * 2
     params["sweeps"]["precision"]["n_seeds"] = {}
-    files = {f.name: f for f in sweep_files(params)}
-    assert [c["cellular_automata"]["train"]["n_seeds"] for c in files["cellular_automata"].cells] == \
+    files = {f.name: f for f in typed.files(params, "precision")}
+    assert [c.train.n_seeds for c in files["cellular_automata"].cells] == \
         [params["cellular_automata"]["train"]["n_seeds"]] * 2
 
 

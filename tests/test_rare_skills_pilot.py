@@ -1,6 +1,8 @@
 import numpy as np
 
+from emergence.common.schema import load, to_params
 from emergence.pipeline.config import load_params
+from emergence.runs.lm_probes import LanguageModelArgs
 from emergence.tools import rare_skills_pilot as pilot
 
 
@@ -17,8 +19,8 @@ def test_pilot_rows_and_params():
     rows = pilot.pilot_row(0.1, ["spans"], np.array([[100, 200, 0]]), np.array([[0, 0, 1]]), budget=1000)
     assert rows == [{"weight": 0.1, "capability": "spans", "solved": "2/3", "first_solved": [100, 200, None],
                      "km_median": 200.0}]
-    params = load_params(profile="smoke")
-    p = pilot.rare_params(params, "small", 0.05)
-    assert p["language_model"]["rare_skills"] == {"sizes": ["small"], "mixture": {
-        **params["language_model"]["corpus"]["mixture"], "spans": 0.05, "patterns": 0.05}}
-    assert params == load_params(profile="smoke")          # the input is not edited
+    section = load(LanguageModelArgs, load_params(profile="smoke")["language_model"], "language_model")
+    rare = pilot.rare_section(section, "small", 0.05)
+    assert to_params(rare.rare_skills) == {"sizes": ["small"], "mixture": {
+        **to_params(section.corpus.mixture), "spans": 0.05, "patterns": 0.05}}
+    assert rare.corpus == section.corpus and rare.sizes == section.sizes

@@ -5,6 +5,7 @@ import copy
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,12 +13,12 @@ import pytest
 from emergence.pipeline.config import REPO_ROOT
 from emergence.runs import build_log
 from emergence.runs import cells
-from emergence.runs.executor import ExecutorError, run_slurm
+from emergence.runs.executor import ExecutorError, SlurmArgs, run_slurm
 
 from test_executor import POOLED, SERIAL, _digests, _sweep_files
 
-SLURM = {"partition": "", "timeout_min": 10, "cpus_per_task": 1, "gpus_per_task": 0, "mem_gb": 0,
-         "max_resubmit": 2, "array_parallelism": 16}
+SLURM = SlurmArgs(partition="", timeout_min=10, cpus_per_task=1, gpus_per_task=0, mem_gb=0.0, max_resubmit=2,
+                  array_parallelism=16)
 
 
 def _cluster_up() -> str | None:
@@ -60,7 +61,7 @@ def test_a_sweep_built_on_slurm_has_the_bytes_of_the_local_executors(cluster, tm
     monkeypatch.setattr(build_log, "COLD_WORKERS", [])
     monkeypatch.setattr(build_log, "STAGE", "sweep_test")
     files = _sweep_files()
-    on_slurm = dict(SERIAL, executor="slurm", slurm=SLURM)
+    on_slurm = replace(SERIAL, executor="slurm", slurm=SLURM)
     cells.write_sweep(copy.deepcopy(files), tmp_path / "slurm", tmp_path / "scratch-slurm", on_slurm)
     usage = build_log.usage()
     assert usage["cells_built"] == 3 and usage["workers"] == 6  # one array task per seed group
@@ -102,7 +103,7 @@ def _always_fails(value: int) -> int:
 
 def test_tasks_that_keep_failing_stop_with_their_error_and_logs(cluster, tmp_path):
     with pytest.raises(ExecutorError, match=r"(?s)still failed after 1 resubmissions .*logs under .*bad cell 1"):
-        run_slurm(_always_fails, [(1,)], dict(SLURM, max_resubmit=1), tmp_path / "logs")
+        run_slurm(_always_fails, [(1,)], replace(SLURM, max_resubmit=1), tmp_path / "logs")
 
 
 def test_an_unreachable_cluster_is_a_clear_error(tmp_path, monkeypatch):

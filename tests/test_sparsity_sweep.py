@@ -1,4 +1,8 @@
+import copy
+
 import pytest
+
+import typed_params as typed
 
 from emergence.common.params import sparsities_on
 from emergence.core import train
@@ -35,19 +39,27 @@ def test_bad_grid_rows_are_rejected(field, value, message):
         validate(p)
 
 
+def run_row(params: dict, name: str, row: dict, scratch):
+    """The sweep's row `name` (written into the params' grid) as its stage trains it."""
+    params["sweeps"]["sparsity"]["grid"][name] = row
+    setting = typed.setting(params)
+    return sweep.run_row(setting, typed.section(params, "sparsity"), name, scratch, setting.execution)
+
+
 def test_cell_config_overrides_only_the_cell_and_budget(params):
-    cfg = sweep.cell_config(params, 16, 5)["linear_map"]
-    assert (cfg["task"]["state_size"], cfg["task"]["sparsity"]) == (16, 5)
-    assert cfg["train"]["steps"] == 12 and cfg["model"] == params["linear_map"]["model"]
+    setting = typed.setting(params)
+    cfg = sweep.cell_config(setting, typed.section(params, "sparsity"), 16, 5)
+    assert (cfg.task.state_size, cfg.task.sparsity) == (16, 5)
+    assert cfg.train.steps == 12 and cfg.model == setting.linear_map.model
 
 
 def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeypatch):
     row = {"state_size": 6, "sparsities": [1, 2, 3], "default": [1], "smoke": [1, 3]}
-    first = sweep.run_row(params, "S06", row, tmp_path)
+    first = run_row(params, "S06", row, tmp_path)
     assert first["sparsity"].values.tolist() == [1, 3]
     assert first["accuracy"].dims == ("sparsity", "seed", "step")
     monkeypatch.setattr(train, "train_step", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
-    again = sweep.run_row(params, "S06", row, tmp_path)
+    again = run_row(params, "S06", row, tmp_path)
     assert again.identical(first)
     summary = summarize({"S06": _write(tmp_path, first)}, params["linear_map"]["analysis"])
     assert summary["cell"].values.tolist() == ["S06_s01", "S06_s03"]
@@ -55,7 +67,7 @@ def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeyp
 
 
 def test_row_without_cells_on_this_profile_is_a_marker(tmp_path, params):
-    ds = sweep.run_row(params, "S32", {"state_size": 32, "sparsities": [1], "default": [1], "smoke": []}, tmp_path)
+    ds = run_row(params, "S32", {"state_size": 32, "sparsities": [1], "default": [1], "smoke": []}, tmp_path)
     assert ds.attrs["status"] == sweep.NO_CELLS and not ds.data_vars
 
 
@@ -74,8 +86,8 @@ def test_the_budget_pilot_trains_the_sweeps_cell_at_the_longer_budget(tmp_path, 
     assert [(r["sparsity"], r["steps"]) for r in rows] == [(1, 18), (3, 18)]
     assert all(r["solved"].endswith("/1") and r["emergence"].endswith("/1") for r in rows)
     # the pilot's cell is the sweep's at that budget: the sweep then loads it instead of training
-    longer = dict(params, sweeps={**params["sweeps"], "sparsity": {**params["sweeps"]["sparsity"], "steps": 18,
-                                                                    "n_seeds": 1}})
+    longer = copy.deepcopy(params)
+    longer["sweeps"]["sparsity"].update(steps=18, n_seeds=1)
     row = {"state_size": 6, "sparsities": [1, 3], "default": [1, 3], "smoke": [1, 3]}
     monkeypatch.setattr(train, "train_step", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
-    assert sweep.run_row(longer, "S06", row, tmp_path)["sparsity"].values.tolist() == [1, 3]
+    assert run_row(longer, "S06", row, tmp_path)["sparsity"].values.tolist() == [1, 3]

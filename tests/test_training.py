@@ -1,6 +1,7 @@
 import copy
-import json
 import filecmp
+import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import xarray as xr
 from emergence.analysis.events import analyse, summary_metrics
 from emergence.common.io import read_netcdf
 from emergence.core.tasks import linear_map
+from emergence.runs.cells import Setting
 from emergence.core.train import FAULT_ENV, InjectedFault, checkpoint_steps, eval_steps, load_checkpoint, schedules
 from emergence.pipeline.config import load_params
 
@@ -26,7 +28,9 @@ def test_eval_schedule_is_log_then_regular():
 
 
 def test_every_checkpoint_is_evaluated():
-    evals, ckpts = schedules({"steps": 1200, "eval_every": 100, "checkpoint_log_until": 512, "checkpoint_every": 500})
+    train = replace(Setting.of(load_params(profile="smoke")).linear_map.train, steps=1200, eval_every=100,
+                    checkpoint_log_until=512, checkpoint_every=500)
+    evals, ckpts = schedules(train)
     assert set(ckpts) <= set(evals) and 512 in evals and 150 not in evals
 
 
@@ -119,14 +123,15 @@ def test_compiled_training_steps_follow_the_eager_ones():
     from emergence.core.train import make_optimizer, train_step, training_forward
 
     cfg = ModelConfig(vocab_size=2, seq_len=8, n_layer=1, d_model=16, n_head=2, d_mlp=32)
-    train = {"lr": 1e-2, "beta1": 0.9, "beta2": 0.999, "weight_decay": 0.0, "compile": "default"}
+    train = replace(Setting.of(load_params(profile="smoke")).linear_map.train, lr=1e-2, beta1=0.9, beta2=0.999,
+                    weight_decay=0.0, compile="default")
     tokens = torch.randint(0, 2, (2, 4, 8), generator=torch.Generator().manual_seed(0))
     weights = torch.ones(7)
     models = [SeedTransformer(cfg, [0, 1]) for _ in range(2)]
     forwards = [models[0], training_forward(models[1], train, None)]
     assert forwards[1] is not models[1]
     assert training_forward(models[1], train, {"blocks.0.hook_resid_pre": lambda x, n: None}) is models[1]
-    assert training_forward(models[1], {**train, "compile": "none"}, None) is models[1]
+    assert training_forward(models[1], replace(train, compile="none"), None) is models[1]
     opts = [make_optimizer(m, train) for m in models]
     for step in range(3):
         losses = [train_step(f, o, tokens, weights, 1.0) for f, o in zip(forwards, opts)]

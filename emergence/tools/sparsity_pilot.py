@@ -10,25 +10,28 @@ cache like any other (a rerun trains nothing).
 from __future__ import annotations
 
 import argparse
-import copy
+from dataclasses import replace
 
 import numpy as np
 
 from emergence.analysis.events import analyse
 from emergence.analysis.survival import km_median
 from emergence.pipeline.config import REPO_ROOT, load_params
-from emergence.runs.cells import load_cell
+from emergence.common.schema import load
+from emergence.runs.cells import Setting, load_cell
 from emergence.runs.sweeps import sparsity as sweep
 
 
 def pilot_rows(params: dict, state_size: int, sparsities: list[int], steps: int, n_seeds: int | None,
                scratch) -> list[dict]:
     """One row per sparsity: seeds solved and emerged within `steps`, their KM medians, the mean final loss."""
-    pilot = copy.deepcopy(params)
-    pilot["sweeps"][sweep.SWEEP].update(steps=steps, **({"n_seeds": n_seeds} if n_seeds else {}))
+    grid = load(sweep.SparsitySweepArgs, params["sweeps"][sweep.SWEEP], f"sweeps.{sweep.SWEEP}")
+    pilot = replace(grid, steps=steps, **({"n_seeds": n_seeds} if n_seeds else {}))
+    setting = Setting.of(params)
     rows = []
     for s in sparsities:
-        stats = analyse(load_cell(sweep.cell_config(pilot, state_size, s), scratch), params["linear_map"]["analysis"])
+        stats = analyse(load_cell(sweep.cell_config(setting, pilot, state_size, s), scratch),
+                        params["linear_map"]["analysis"])
         row = {"state_size": state_size, "sparsity": s, "steps": steps}
         for what in ("emergence", "solved"):
             t, censored = stats[f"{what}_step"].values, stats[f"{what}_censored"].values.astype(bool)
