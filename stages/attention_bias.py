@@ -15,5 +15,6 @@ if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
     with stage_run("attention_bias") as params:
         setting = Setting.of(params)
-        intervention = load(AttentionBiasArgs, params["interventions"]["attention_bias"], "interventions.attention_bias")
+        intervention = load(AttentionBiasArgs, params["interventions"]["attention_bias"], "interventions.attention_bias",
+                            declared_only=True)
         write_netcdf(run(setting, intervention, SCRATCH, setting.execution), out)

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from emergence.claims.scorecard import (read_paper_claims, read_result, scorecard, scorecard_json,
                                   rule_sections, threshold_sensitivity, thresholds_read, verdicts_json)
+from emergence.claims.thresholds import ClaimsArgs
 from emergence.common.io import atomic_path
 from emergence.common.params import merged_params
+from emergence.common.schema import load
 from emergence.pipeline.stage import pipeline_paths, stage_run
 from emergence.runs.cores import usable_cores
 
@@ -27,7 +29,8 @@ if __name__ == "__main__":
     with stage_run("claims_scorecard") as params:
         paths = pipeline_paths()
         results = {name: read_result(paths[name]) for name in RESULTS}
-        claims, paper_claims, paper_profile = params["claims"], read_paper_claims(paper), merged_params(profile="paper")
+        claims = load(ClaimsArgs, params["claims"], "claims", declared_only=True)
+        paper_claims, paper_profile = read_paper_claims(paper), merged_params(profile="paper")
         decided = thresholds_read(results, claims, paper_claims, paper_profile)  # each rule once, at the thresholds
         rows = scorecard(results, claims, paper_claims, paper_profile, progress=True, workers=usable_cores(),
                          decided=decided)

@@ -13,5 +13,5 @@ from emergence.pipeline.stage import stage_run
 if __name__ == "__main__":
     (task_path,) = map(Path, sys.argv[1:])
     with stage_run("linear_map_data") as params:
-        write_netcdf(linear_map.build_task(load(linear_map.TaskArgs, params["linear_map"]["task"], "linear_map.task")),
+        write_netcdf(linear_map.build_task(load(linear_map.TaskArgs, params["linear_map"]["task"], "linear_map.task", declared_only=True)),
                      task_path)

@@ -14,7 +14,7 @@ from emergence.runs.lm_probes import LanguageModelArgs, patch_size
 if __name__ == "__main__":
     models, probes_path, out = map(Path, sys.argv[1:])
     with stage_run("lm_patch") as params:
-        section = load(LanguageModelArgs, params["language_model"], "language_model")
+        section = load(LanguageModelArgs, params["language_model"], "language_model", declared_only=True)
         probes = read_netcdf(probes_path)
         with atomic_dir(out) as tmp:
             for name in variants(section):

@@ -13,5 +13,5 @@ from emergence.runs.lm_probes import LanguageModelArgs, probe_sizes
 if __name__ == "__main__":
     models, out = map(Path, sys.argv[1:])
     with stage_run("lm_probe") as params:
-        section = load(LanguageModelArgs, params["language_model"], "language_model")
+        section = load(LanguageModelArgs, params["language_model"], "language_model", declared_only=True)
         write_netcdf(probe_sizes(section, models), out)

@@ -22,4 +22,4 @@ if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
     with stage_run("lm_train") as params:
         train_variants(LanguageModelTraining.of(params["language_model"]),
-                       load(ExecutionArgs, params["execution"], "execution"), out, SCRATCH)
+                       load(ExecutionArgs, params["execution"], "execution", declared_only=True), out, SCRATCH)

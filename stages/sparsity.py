@@ -18,5 +18,5 @@ if __name__ == "__main__":
     row, out = sys.argv[1], Path(sys.argv[2])
     with stage_run("sparsity", key=row) as params:
         setting = Setting.of(params)
-        sweep = load(SparsitySweepArgs, params["sweeps"]["sparsity"], "sweeps.sparsity")
+        sweep = load(SparsitySweepArgs, params["sweeps"]["sparsity"], "sweeps.sparsity", declared_only=True)
         write_netcdf(run_row(setting, sweep, row, SCRATCH, setting.execution), out)

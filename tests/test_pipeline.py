@@ -169,8 +169,12 @@ def test_scorecard_leads_the_report_and_every_verdict_comes_from_it(smoke_built)
 def test_every_interval_draws_the_claims_bootstrap_count(smoke_built, monkeypatch):
     """`claims.n_boot` reaches every rule's bootstrap: each interval on the smoke results is
     read off exactly that many resamples."""
+    from dataclasses import replace
+
     from emergence.claims import verdicts as vd
     from emergence.claims.scorecard import Context, read_paper_claims, read_result, rule_verdicts, rule_sections
+    from emergence.claims.thresholds import ClaimsArgs
+    from emergence.common.schema import load
     from emergence.pipeline.config import load_params
     from emergence.pipeline.stage import pipeline_paths
 
@@ -183,7 +187,7 @@ def test_every_interval_draws_the_claims_bootstrap_count(smoke_built, monkeypatc
         return percentiles(values, level)
 
     monkeypatch.setattr(vd, "_percentiles", counted)
-    claims = dict(load_params(profile="smoke")["claims"], n_boot=137)
+    claims = replace(load(ClaimsArgs, load_params(profile="smoke")["claims"], "claims"), n_boot=137)
     rows = rule_verdicts(results, Context(claims, read_paper_claims(smoke_built / paths["paper_claims"])))
     assert len(rows) >= 15 and len(sizes) >= len(rows) and set(sizes) == {137}
 

@@ -10,14 +10,20 @@ import pytest
 import xarray as xr
 
 from emergence.claims import scorecard as sc
+from emergence.claims.thresholds import ClaimsArgs
+from emergence.common.schema import load
 from emergence.pipeline.config import load_params
 
 PAPER = sc.read_paper_claims(sc.Path(__file__).resolve().parent.parent / "data" / "paper" / "claims.yaml")
 
 
+def thresholds(**moved) -> ClaimsArgs:
+    """The smoke profile's thresholds, with `moved`."""
+    return replace(load(ClaimsArgs, load_params(profile="smoke")["claims"], "claims"), **moved)
+
+
 def context():
-    claims = dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=200)
-    return sc.Context(claims, PAPER)
+    return sc.Context(thresholds(n_boot=200, n_perm=200), PAPER)
 
 
 def summary(cells, n_seed=4, budget=1000):
@@ -283,7 +289,7 @@ def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
     a threshold the rule does not read changes nothing; a fraction is not moved past 1."""
     monkeypatch.setattr(sc, "rule_sections", lambda: (("toy", abrupt_rule, ("x",)),))
     results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.27, 0.29, 12).reshape(6, 2))})}
-    claims = dict(context().c, abrupt_ratio=0.25, most_of_gap=0.9, sensitivity_factor=1.25)
+    claims = replace(context().c, abrupt_ratio=0.25, most_of_gap=0.9, sensitivity_factor=1.25)
     rows = [{"id": key, "claim": v.claim, "verdict": v.verdict}
             for _, key, v in sc.rule_verdicts(results, sc.Context(claims, PAPER))]
     assert [r["verdict"] for r in rows] == ["not reproduced"]
@@ -293,7 +299,7 @@ def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
         {"row": "toy", "claim": "toy", "from": "not reproduced", "to": "reproduced"}]}
     assert moved["abrupt_ratio"]["lower"]["changed"] == [] and moved["growth_ratio"]["higher"]["changed"] == []
     assert moved["most_of_gap"]["higher"] is None and moved["most_of_gap"]["lower"]["value"] == pytest.approx(0.72)
-    assert sc.threshold_sensitivity(rows, results, dict(claims, sensitivity_factor=1.0), PAPER) == []
+    assert sc.threshold_sensitivity(rows, results, replace(claims, sensitivity_factor=1.0), PAPER) == []
 
 
 def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_deciding_everything_gives(monkeypatch):
@@ -308,7 +314,7 @@ def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_decidin
 
     monkeypatch.setattr(sc, "rule_sections", lambda: (("toy", abrupt_rule, ("x",)), ("grow", growth_rule, ("x",))))
     results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.19, 0.21, 12).reshape(6, 2))})}
-    claims = dict(context().c, abrupt_ratio=0.25, growth_ratio=1.8, sensitivity_factor=1.25)
+    claims = replace(context().c, abrupt_ratio=0.25, growth_ratio=1.8, sensitivity_factor=1.25)
     base = sc.rule_verdicts(results, sc.Context(claims, PAPER))
     rows = [{"id": key, "claim": v.claim, "verdict": v.verdict} for _, key, v in base]
     calls.clear()
@@ -319,7 +325,7 @@ def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_decidin
         for side, m in (("lower", 1 / 1.25), ("higher", 1.25)):
             if entry[side] is None:
                 continue
-            everything = sc.keyed_verdicts(results, sc.Context(dict(claims, **{entry["threshold"]: entry["value"] * m}),
+            everything = sc.keyed_verdicts(results, sc.Context(replace(claims, **{entry["threshold"]: entry["value"] * m}),
                                                                PAPER))
             expected = [{"row": k, "claim": k, "from": r["verdict"], "to": everything[k]}
                         for k, r in zip(("toy", "growth"), rows) if everything[k] != r["verdict"]]
@@ -453,7 +459,7 @@ def mixer_summary(setting: str, task_config: dict | None, mixer_step: float, tra
 
 
 def test_the_token_mixing_mlp_decides_the_mixer_and_the_linear_reading_is_reported_beside_it():
-    ctx = sc.Context(dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=400), PAPER,
+    ctx = sc.Context(thresholds(n_boot=200, n_perm=400), PAPER,
                      load_params(profile="paper"))
     at_three = {"state_size": 16, "sparsity": 3}
     arms = {"transformer": ("attention", 5000, 0.35), "static_mixing": ("static_mixing", 5000, 0.69),
@@ -481,7 +487,7 @@ def test_the_token_mixing_mlp_decides_the_mixer_and_the_linear_reading_is_report
 
 
 def test_only_the_mixer_far_below_chance_is_read_in_the_final_loss_at_the_sparser_settings():
-    ctx = sc.Context(dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=400), PAPER,
+    ctx = sc.Context(thresholds(n_boot=200, n_perm=400), PAPER,
                      load_params(profile="paper"))
     arms = {"transformer": ("attention", 5000, 0.59), "static_mixing": ("static_mixing", 5000, 0.60),
             "token_mlp": ("token_mlp", 5000, 0.40)}  # 4 seeds an arm
@@ -498,7 +504,7 @@ def test_only_the_mixer_far_below_chance_is_read_in_the_final_loss_at_the_sparse
 
 
 def test_a_mixer_verdict_against_the_paper_needs_the_papers_sparsity():
-    claims = dict(load_params(profile="smoke")["claims"], n_boot=200, n_perm=200)
+    claims = thresholds(n_boot=200, n_perm=200)
     paper_profile = load_params(profile="paper")
     ctx = sc.Context(claims, PAPER, paper_profile)
     slower = {"state_size": 16, "sparsity": 2}

@@ -26,10 +26,12 @@ from emergence.analysis.mirage_analysis import (at_grid_fraction, resolved_width
                                        width_ratio)
 from emergence.analysis.survival import benjamini_hochberg
 from emergence.claims import verdicts as vd
+from emergence.claims.thresholds import ClaimsArgs, ReadThresholds
 from emergence.claims.stability import NOT_TESTED, decide_each, resampled_verdicts, stability, with_untested
 from emergence.claims.verdicts import Arm, Verdict
 from emergence.common import lm_variants as lv
 from emergence.common.io import read_netcdf
+from emergence.common.schema import to_params
 from emergence.common.params import architecture_seeds
 from emergence.common.experiments import entry_points, experiment, experiments
 
@@ -123,7 +125,7 @@ class Context:
     """The thresholds (params.yaml `claims`), the paper's statements and the paper profile's
     params (None: undecided rules say inconclusive without comparing), shared by every rule."""
 
-    def __init__(self, claims: dict, paper: dict, paper_profile: dict | None = None):
+    def __init__(self, claims: ClaimsArgs | ReadThresholds, paper: dict, paper_profile: dict | None = None):
         self.c = claims
         self.paper = paper
         self.paper_profile = paper_profile
@@ -176,17 +178,17 @@ def linear_map_claims(analysis: xr.Dataset, ctx: Context) -> list[tuple[str, Ver
     unit_e = np.where(analysis["unit_emergence_censored"].values == 0, analysis["unit_emergence_step"].values, np.nan)
     return [
         ("linear-map-abrupt", vd.jumps_are_abrupt(
-            ratio, censored, claim="1 (linear map, abrupt)", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
-            resolution=resolution, n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-abrupt"),
+            ratio, censored, claim="1 (linear map, abrupt)", max_ratio=c.abrupt_ratio, alpha=c.alpha,
+            resolution=resolution, n_boot=c.n_boot, paper_n=ctx.paper_n("linear-map-abrupt"),
             **ctx.common("linear-map-abrupt"))),
         ("linear-map-random-times", vd.times_vary_across_seeds(
-            emergence, claim="1 (linear map, seed-dependent)", min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"],
-            budget=float(train["steps"]), n_boot=c["n_boot"], paper_n=ctx.paper_n("linear-map-random-times"),
+            emergence, claim="1 (linear map, seed-dependent)", min_quartile_ratio=c.quartile_ratio, alpha=c.alpha,
+            budget=float(train["steps"]), n_boot=c.n_boot, paper_n=ctx.paper_n("linear-map-random-times"),
             **ctx.common("linear-map-random-times"))),
         ("linear-map-entropy", vd.jumps_coincide_with_entropy_drops(
             unit_e, analysis["pattern_head_entropy_drop_step"].values, claim="2 (linear map)",
-            tolerance=c["coincidence_widths"], width=jump_widths(analysis)[0], alpha=c["alpha"], n_perm=c["n_perm"],
-            n_boot=c["n_boot"],
+            tolerance=c.coincidence_widths, width=jump_widths(analysis)[0], alpha=c.alpha, n_perm=c.n_perm,
+            n_boot=c.n_boot,
             **ctx.common("linear-map-entropy"))),
     ]
 
@@ -209,7 +211,7 @@ def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
     if strata:
         out.append(("sparsity-length", vd.earlier(
             strata, claim="4 (linear map, length)", statistic="KM median time to solve, larger S over smaller S",
-            alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-length"), n_boot=c["n_boot"],
+            alpha=c.alpha, budget=budget, paper_budget=ctx.paper_budget("sparsity-length"), n_boot=c.n_boot,
             paper_n=ctx.paper_n("sparsity-length"), **ctx.common("sparsity-length"))))
     low = (s <= 2)
     high = (s >= S - 1)
@@ -222,18 +224,18 @@ def sparsity_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
                          arm(cells, "solved", hi_i) if hi_i else None))
     if hump:
         out.append(("sparsity-hump", vd.hardest_at_medium_sparsity(
-            hump, alpha=c["alpha"], budget=budget, paper_budget=ctx.paper_budget("sparsity-hump"),
-            paper=ctx.paper["sparsity-hump"]["paper"], n_boot=c["n_boot"])))
+            hump, alpha=c.alpha, budget=budget, paper_budget=ctx.paper_budget("sparsity-hump"),
+            paper=ctx.paper["sparsity-hump"]["paper"], n_boot=c.n_boot)))
     large = [i for i in range(len(S)) if S[i] == sizes[-1] and not low[i] and not high[i]]
-    if large and sizes[-1] >= c["large_state_size"]:
+    if large and sizes[-1] >= c.large_state_size:
         out.append(("sparsity-large-s", vd.never_leaves_plateau(
             arm(cells, "plateau_end", large), claim=f"4 (linear map, S = {sizes[-1]})", budget=_budget(cells, large),
-            paper_budget=ctx.paper_budget("sparsity-large-s"), alpha=c["alpha"], **ctx.common("sparsity-large-s"))))
+            paper_budget=ctx.paper_budget("sparsity-large-s"), alpha=c.alpha, **ctx.common("sparsity-large-s"))))
     small = [i for i in range(len(S)) if S[i] == 8]
     if small:
         out.append(("sparsity-small-s", vd.every_seed_solves(
             arm(cells, "solved", small), claim="4 (linear map, S = 8)", budget=_budget(cells, small),
-            paper_budget=ctx.paper_budget("sparsity-small-s"), alpha=c["alpha"], **ctx.common("sparsity-small-s"))))
+            paper_budget=ctx.paper_budget("sparsity-small-s"), alpha=c.alpha, **ctx.common("sparsity-small-s"))))
     return out
 
 
@@ -249,8 +251,8 @@ def attention_bias_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Ve
         out.append(("linear-map-bias", vd.earlier(
             [(f"c = {strength:g} vs control", arm(cells, "plateau_end", i), arm(cells, "plateau_end", control))],
             claim=f"5 (linear map, c = {strength:g})", statistic="KM median plateau end, control over biased",
-            alpha=ctx.c["alpha"], budget=_budget(cells), paper_budget=ctx.paper_budget("linear-map-bias"),
-            n_boot=ctx.c["n_boot"], paper_n=ctx.paper_n("linear-map-bias"), **ctx.common("linear-map-bias"))))
+            alpha=ctx.c.alpha, budget=_budget(cells), paper_budget=ctx.paper_budget("linear-map-bias"),
+            n_boot=ctx.c.n_boot, paper_n=ctx.paper_n("linear-map-bias"), **ctx.common("linear-map-bias"))))
     return out
 
 
@@ -270,7 +272,7 @@ def architecture_claims(linear: xr.Dataset, automata: xr.Dataset, ctx: Context) 
              ("heads-automata", automata, "heads", "n_head", "max", "6 (automata, heads)"),
              ("width-automata", automata, "width", "n_head", "min", "6 (automata, fixed width)"),
              ("depth-automata", automata, "depth", "n_layer", "max", "7 (automata, depth)")]
-    out, half = [], ctx.c["alpha"] / 2
+    out, half = [], ctx.c.alpha / 2
     for key, ds, fam, xvar, favoured, claim in specs:
         cells = _family(ds, fam)
         if len(cells) < 2:
@@ -285,9 +287,9 @@ def architecture_claims(linear: xr.Dataset, automata: xr.Dataset, ctx: Context) 
         time = vd.earlier([(label, arm(ds, "solved", best), arm(ds, "solved", worst))], claim=claim,
                           statistic=f"KM median time to solve, {name} = {w} over {b}", alpha=half,
                           budget=_budget(ds, [best, worst]), paper_budget=ctx.paper_budget(key),
-                          n_boot=ctx.c["n_boot"], paper_n=ctx.paper_n(key), **common)
+                          n_boot=ctx.c.n_boot, paper_n=ctx.paper_n(key), **common)
         loss = vd.lower_final_loss(ds["final_output_loss"].values[best], ds["final_output_loss"].values[worst],
-                                   claim=claim, alpha=half, n_perm=ctx.c["n_perm"], n_boot=ctx.c["n_boot"],
+                                   claim=claim, alpha=half, n_perm=ctx.c.n_perm, n_boot=ctx.c.n_boot,
                                    paper_n=ctx.paper_n(key),
                                    statistic=f"mean final loss at the budget, {name} = {w} minus {b}", **common)
         out.append((key, vd.by_time_or_loss(time, loss, claim=claim, **common)))
@@ -305,17 +307,17 @@ def automata_claims(cells: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]
     budget = _budget(cells)
     if len(control) >= 2:
         out.append(("automata-growth", vd.plateau_grows_with_state_size(
-            control, alpha=c["alpha"], min_ratio=c["growth_ratio"], paper=ctx.paper["automata-growth"]["paper"],
-            budget=budget, paper_budget=ctx.paper_budget("automata-growth"), n_boot=c["n_boot"])))
+            control, alpha=c.alpha, min_ratio=c.growth_ratio, paper=ctx.paper["automata-growth"]["paper"],
+            budget=budget, paper_budget=ctx.paper_budget("automata-growth"), n_boot=c.n_boot)))
     for strength in strengths:
         if strength == 0.0:
             continue
         biased = {S: arm(cells, "plateau_end", _cells(cells, state_size=S, strength=strength)) for S in sizes
                   if _cells(cells, state_size=S, strength=strength)}
-        if len([S for S in biased if S >= c["flat_from"]]) >= 2 and all(S in control for S in biased):
-            v = vd.bias_keeps_plateau_flat(biased, control, flat_from=c["flat_from"], max_ratio=c["flat_ratio"],
-                                           alpha=c["alpha"], paper=ctx.paper["automata-bias"]["paper"],
-                                           n_boot=c["n_boot"])
+        if len([S for S in biased if S >= c.flat_from]) >= 2 and all(S in control for S in biased):
+            v = vd.bias_keeps_plateau_flat(biased, control, flat_from=c.flat_from, max_ratio=c.flat_ratio,
+                                           alpha=c.alpha, paper=ctx.paper["automata-bias"]["paper"],
+                                           n_boot=c.n_boot)
             out.append(("automata-bias", replace(v, claim=f"5 (automata, c = {strength:g})")))
     return out
 
@@ -349,8 +351,8 @@ def capability_abruptness(jumps: np.ndarray, caps: list[str], ctx: Context) -> V
     parts combined by `most_of`, as claim 1's seed-dependence is."""
     c = ctx.c
     parts = [vd.jumps_are_abrupt(jumps[:, [j], 0], jumps[:, [j], 1].astype(bool), claim=f"1 ({cap}, abrupt)",
-                                 statement="", max_ratio=c["abrupt_ratio"], alpha=c["alpha"],
-                                 resolution=jumps[:, [j], 2], n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-abrupt"))
+                                 statement="", max_ratio=c.abrupt_ratio, alpha=c.alpha,
+                                 resolution=jumps[:, [j], 2], n_boot=c.n_boot, paper_n=ctx.paper_n("lm-abrupt"))
              for j, cap in enumerate(caps)]
     v = vd.most_of(parts, claim="1 (language models, abrupt)", **ctx.common("lm-abrupt"))
     return replace(v, reason=v.reason + " (capabilities): " + "; ".join(f"{cap}: {p.verdict}, {p.reason}"
@@ -417,12 +419,12 @@ def seed_dependence(probes: xr.Dataset, times, sizes: list[str], caps: list[str]
 
     def spread(pairs: list[tuple[str, str]]) -> tuple[list[Verdict], str]:
         parts = [vd.times_vary_across_seeds(times(size, cap), claim=f"1 ({size}, {cap})", statement="",
-                                            min_quartile_ratio=c["quartile_ratio"], alpha=c["alpha"], budget=budget,
-                                            n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-random-times"),
+                                            min_quartile_ratio=c.quartile_ratio, alpha=c.alpha, budget=budget,
+                                            n_boot=c.n_boot, paper_n=ctx.paper_n("lm-random-times"),
                                             paper_budget=paper_steps)
                  for size, cap in pairs]
         each = "; ".join(f"{size} {cap}: {p.verdict}, {vd.fmt_ratio(p.estimate)} [{vd.fmt_ratio(p.interval[0])}, "
-                         f"{vd.fmt_ratio(p.interval[1])}]{vd.what_decides_spread(p, c['quartile_ratio'], c['alpha'])}"
+                         f"{vd.fmt_ratio(p.interval[1])}]{vd.what_decides_spread(p, c.quartile_ratio, c.alpha)}"
                          for (size, cap), p in zip(pairs, parts))
         return parts, each
 
@@ -434,7 +436,7 @@ def seed_dependence(probes: xr.Dataset, times, sizes: list[str], caps: list[str]
     if not rare_caps:
         v = vd.most_of(main_parts, claim="1 (language models, seed-dependent)", **ctx.common("lm-random-times"))
         return replace(v, reason=v.reason + f" on the main corpus, no rare-skills twin trained (size x capability "
-                                             f"pairs, quartile ratio against {c['quartile_ratio']:g}): {main_each}")
+                                             f"pairs, quartile ratio against {c.quartile_ratio:g}): {main_each}")
     kinds = list(dict.fromkeys(lv.document_kind(cap) for cap in rare_caps))
 
     def share(mixture: dict) -> str:
@@ -443,7 +445,7 @@ def seed_dependence(probes: xr.Dataset, times, sizes: list[str], caps: list[str]
     parts, each = spread([(twin, cap) for twin in twins.values() for cap in rare_caps])
     v = vd.most_of(parts, claim="1 (language models, seed-dependent, rare skills)", **ctx.common("lm-random-times"))
     return replace(v, reason=v.reason + f", on the rare-skills corpus ({share(config['rare_skills']['mixture'])} of "
-                                        f"its documents; quartile ratio against {c['quartile_ratio']:g}): {each}. On "
+                                        f"its documents; quartile ratio against {c.quartile_ratio:g}): {each}. On "
                                         f"the main corpus ({share(config['corpus']['mixture'])}), beside it and "
                                         f"deciding nothing: {main_each}")
 
@@ -475,7 +477,7 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
             [(f"{cap}, {sizes[-1]} vs {sizes[0]}", times(sizes[-1], cap), times(sizes[0], cap)) for cap in caps],
             claim="1 (language models, size)",
             statistic=f"KM median first solved checkpoint, {sizes[0]} over {sizes[-1]} (median over capabilities)",
-            alpha=c["alpha"], shared_seeds=True, stratum="capability", n_perm=c["n_perm"], n_boot=c["n_boot"],
+            alpha=c.alpha, shared_seeds=True, stratum="capability", n_perm=c.n_perm, n_boot=c.n_boot,
             **ctx.common("lm-size"))))
 
     sharpen, recovery, ceiling, output = [], [], [], []
@@ -488,8 +490,8 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                 if not np.isfinite(ds["delta_p"].values[i, k]).any():  # not bracketed, or too small a gap
                     continue
                 diffs.append(top_head_sharpening(ds, i, k))
-                if c["few_heads"] in ds["k"].values:
-                    recs.append(float(ds["top_k_recovery"].sel(k=c["few_heads"]).values[i, k]))
+                if c.few_heads in ds["k"].values:
+                    recs.append(float(ds["top_k_recovery"].sel(k=c.few_heads).values[i, k]))
                 alls.append(all_heads(ds, "pattern", i, k))
                 outs.append(all_heads(ds, "output", i, k))
             for store, values in ((sharpen, diffs), (recovery, recs), (ceiling, alls), (output, outs)):
@@ -497,12 +499,12 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
                 if values:
                     store.append(float(np.median(values)))
     out.append(("lm-sharpening", vd.head_sharpens_more_than_others(
-        sharpen, claim="2 (language models)", alpha=c["alpha"], n_boot=c["n_boot"], **ctx.common("lm-sharpening"))))
-    patched = vd.recovers_most_of_gap(recovery, claim="3 (language models)", most=c["most_of_gap"], alpha=c["alpha"],
-                                      n_boot=c["n_boot"], paper_n=ctx.paper_n("lm-patching"), ceiling=ceiling,
+        sharpen, claim="2 (language models)", alpha=c.alpha, n_boot=c.n_boot, **ctx.common("lm-sharpening"))))
+    patched = vd.recovers_most_of_gap(recovery, claim="3 (language models)", most=c.most_of_gap, alpha=c.alpha,
+                                      n_boot=c.n_boot, paper_n=ctx.paper_n("lm-patching"), ceiling=ceiling,
                                       output=output, **ctx.common("lm-patching"))
     out.append(("lm-patching", replace(patched, statistic=f"median over seeds of the gap recovered by the top "
-                                                          f"{c['few_heads']} heads")))
+                                                          f"{c.few_heads} heads")))
 
     # claim 9: each structured pre-pretraining task against the from-scratch twin (the paper's
     # comparison) and against the control (i.i.d. random tokens, same alphabet and steps), each
@@ -511,15 +513,15 @@ def lm_claims(probes: xr.Dataset, patching: dict[str, xr.Dataset], ctx: Context)
     twins = {m.split("+")[1]: m for m in models if "+" in m}
     structured = [t for t in twins if t != "random"]
     if structured and in_context:
-        level = c["alpha"] / len(structured)
+        level = c.alpha / len(structured)
 
         def versus(task: str, reference: str, what: str) -> Verdict:
             twin = twins[task]
             return vd.earlier([(f"{cap}, {twin} vs {reference}", times(twin, cap), times(reference, cap))
                                for cap in in_context],
                               claim=f"9 ({task})", statement="", alpha=level, shared_seeds=True,
-                              stratum="capability", n_perm=c["n_perm"],
-                              n_boot=c["n_boot"],
+                              stratum="capability", n_perm=c.n_perm,
+                              n_boot=c.n_boot,
                               statistic=f"KM median first solved checkpoint, {what} over {twin}")
         scratch = {t: twins[t].split("+")[0] for t in structured}
         parts = [versus(t, scratch[t], "from scratch") for t in structured]
@@ -564,12 +566,12 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
                 rows.append((f"{task.replace('_', ' ')} {s}, {a} vs {b}", arm(sm, what, ia), arm(sm, what, ib)))
         return rows
 
-    def compare(key, a, b, task, what, claim, statistic, only=None, alpha=c["alpha"], **kw):
+    def compare(key, a, b, task, what, claim, statistic, only=None, alpha=c.alpha, **kw):
         rows = strata(a, b, task, what, only)
         if not rows:
             return None
         return vd.earlier(rows, claim=claim, statistic=statistic, alpha=alpha, budget=_budget(sm),
-                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), n_boot=c["n_boot"],
+                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), n_boot=c.n_boot,
                           **{**ctx.common(key), **kw})
 
     def lower_loss(better: str, worse: str, tasks: tuple[str, ...], claim: str, alpha: float,
@@ -585,7 +587,7 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
                     parts.append(vd.lower_final_loss(
                         sm["final_output_loss"].values[ia].ravel(), sm["final_output_loss"].values[ib].ravel(),
                         claim=f"{claim}, {task.replace('_', ' ')} {s}", statement="", alpha=alpha,
-                        n_perm=c["n_perm"], n_boot=c["n_boot"], paper_n=paper_n,
+                        n_perm=c.n_perm, n_boot=c.n_boot, paper_n=paper_n,
                         statistic=f"mean final loss at the budget, {worse} minus {better}"))
         if not parts:
             return None
@@ -594,11 +596,11 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     def time_or_loss(key, better, worse, tasks, claim, statement, common):
         """Emergence (time) and final loss, each at alpha / 2."""
         rows = [r for t in tasks for r in strata(better, worse, t, "emergence")]
-        loss = lower_loss(better, worse, tasks, claim, c["alpha"] / 2, ctx.paper_n(key))
+        loss = lower_loss(better, worse, tasks, claim, c.alpha / 2, ctx.paper_n(key))
         if not rows or loss is None:
             return None
-        time = vd.earlier(rows, claim=claim, statement=statement, alpha=c["alpha"] / 2, budget=_budget(sm),
-                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), n_boot=c["n_boot"],
+        time = vd.earlier(rows, claim=claim, statement=statement, alpha=c.alpha / 2, budget=_budget(sm),
+                          paper_budget=ctx.paper_budget(key), paper_n=ctx.paper_n(key), n_boot=c.n_boot,
                           statistic=f"KM median emergence, {worse} over {better}")
         return vd.by_time_or_loss(time, loss, claim=claim, statement=statement, paper=common.get("paper", ""),
                                   time_name="emergence")
@@ -634,12 +636,12 @@ def mixer_claims(sm: xr.Dataset, ctx: Context) -> list[tuple[str, Verdict]]:
     # "~10x faster" is a statement about time: emergence only, at the first (the paper's s = 3) setting
     faster = the_mixer("mixer-faster", "8 (Mixer, linear map)", lambda m: compare(
         "mixer-faster", m, reference, "linear_map", "emergence", f"8 ({m}, linear map)",
-        f"KM median emergence, {reference} over {m}", only=lm_settings[:1], min_ratio=c["min_speedup"]))
+        f"KM median emergence, {reference} over {m}", only=lm_settings[:1], min_ratio=c.min_speedup))
     if faster is not None:
         out.append(("mixer-faster", at_paper("mixer-faster", faster, "linear_map", lm_settings[:1])))
     # "only the Mixer gets far below chance" at the sparser maps: the final loss at the budget (Fig 6)
     sparser = the_mixer("mixer-sparser", "8 (Mixer, sparser maps)", lambda m: lower_loss(
-        m, reference, ("linear_map",), f"8 ({m}, sparser maps)", c["alpha"], ctx.paper_n("mixer-sparser"),
+        m, reference, ("linear_map",), f"8 ({m}, sparser maps)", c.alpha, ctx.paper_n("mixer-sparser"),
         only=lm_settings[1:]))
     if sparser is not None:
         out.append(("mixer-sparser", at_paper("mixer-sparser", sparser, "linear_map", lm_settings[1:])))
@@ -682,7 +684,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
     metric, are they sharp within a run and random across seeds, does the attention move first.
     `mirage` holds the mirage_analyse stage's datasets by name (emergence/analysis/mirage_analysis.py)."""
     c, out = ctx.c, []
-    common = dict(alpha=c["alpha"], n_boot=c["n_boot"])
+    common = dict(alpha=c.alpha, n_boot=c.n_boot)
     groups = {"linear-map": ("linear map", [ds for name, ds in mirage.items() if name.startswith("linear_map")], "cross_entropy"),
               "automata": ("automata", [ds for name, ds in mirage.items() if name.startswith("automata")], "cross_entropy")}
     for key, (label, sets, continuous) in groups.items():
@@ -703,17 +705,17 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         mine = dict(common, strata=vd.seed_strata([ds.sizes["seed"] for ds in sets]))
         out.append((f"mirage-metric-{key}", vd.jump_survives_continuous_metrics(
             _by_seed([width_ratio(ds, continuous) for ds in sets]), claim=f"1 ({label}, metric)",
-            max_factor=c["metric_factor"], metric="cross-entropy",
+            max_factor=c.metric_factor, metric="cross-entropy",
             at_grid=at_grid_fraction(sets, continuous), paper_n=ctx.paper_n(f"mirage-metric-{key}"), **mine,
             **ctx.common(f"mirage-metric-{key}"))))
         out.append((f"mirage-random-{key}", vd.sharp_within_random_across(
             _by_seed(midpoints), _by_seed(censored), _by_seed(widths),
             claim=f"1 ({label}, sharp and random{', one window a run' if one_search else ''})",
-            min_ratio=c["random_ratio"], **mine, **ctx.common(f"mirage-random-{key}"))))
+            min_ratio=c.random_ratio, **mine, **ctx.common(f"mirage-random-{key}"))))
         out.append((f"mirage-precursor-{key}", vd.attention_moves_first(
             _by_seed([ds["attention_change_step"].values for ds in sets]),
             _by_seed([ds["loss_change_step"].values for ds in sets]), claim=f"2 ({label}, attention first)",
-            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c["n_perm"],
+            resolution=max(float(ds.attrs["eval_every"]) for ds in sets), n_perm=c.n_perm,
             pair_across_seeds=one_search, **mine, **ctx.common(f"mirage-precursor-{key}"))))
         level = "unit" if all("unit_resolution_shift" in ds for ds in sets) else "whole"
         if all(f"{level}_resolution_shift" in ds for ds in sets):
@@ -722,7 +724,7 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
             out.append((f"mirage-resolution-{key}", vd.jump_not_a_resolution_artefact(
                 _by_seed([x if x.ndim > 1 else x[:, None] for x in shifts]),
                 claim=f"1 ({label}, resolution{', whole answer' if level == 'whole' else ''})",
-                max_shift=c["resolution_widths"], subsample=smallest, trained=sum(x.size for x in shifts),
+                max_shift=c.resolution_widths, subsample=smallest, trained=sum(x.size for x in shifts),
                 scale="rise widths" if level == "unit" else "evaluation intervals",
                 budget=max(float(ds.attrs["budget_step"]) for ds in sets),
                 paper_budget=ctx.paper_budget(f"mirage-resolution-{key}"),
@@ -732,16 +734,16 @@ def mirage_claims(mirage: dict[str, xr.Dataset], ctx: Context) -> list[tuple[str
         cont = ds.sel(unit_metric="p_correct")
         out.append(("mirage-metric-lm", vd.jump_survives_continuous_metrics(
             runs_by_seed(width_ratio(ds, "p_correct")), claim="1 (language models, metric)",
-            max_factor=c["metric_factor"], metric="p(correct)", at_grid=at_grid_fraction(ds, "p_correct"),
+            max_factor=c.metric_factor, metric="p(correct)", at_grid=at_grid_fraction(ds, "p_correct"),
             paper_n=ctx.paper_n("mirage-metric-lm"), **common, **ctx.common("mirage-metric-lm"))))
         out.append(("mirage-random-lm", vd.sharp_within_random_across(
             runs_by_seed(cont["unit_midpoint"].values), runs_by_seed(cont["unit_censored"].values == 1),
             runs_by_seed(resolved_width(cont)), claim="1 (language models, sharp and random)",
-            min_ratio=c["random_ratio"], **common, **ctx.common("mirage-random-lm"))))
+            min_ratio=c.random_ratio, **common, **ctx.common("mirage-random-lm"))))
         smallest = int(ds["subsample"].values[0])
         out.append(("mirage-resolution-lm", vd.jump_not_a_resolution_artefact(
             runs_by_seed(shift_in_widths(ds, "runs", smallest)), scale="rise widths",
-            claim="1 (language models, resolution)", max_shift=c["resolution_widths"], subsample=smallest,
+            claim="1 (language models, resolution)", max_shift=c.resolution_widths, subsample=smallest,
             paper_n=ctx.paper_n("mirage-resolution-lm"), **common, **ctx.common("mirage-resolution-lm"))))
     return out
 
@@ -765,30 +767,14 @@ def rule_verdicts(results: dict, ctx: Context, sections: Collection[str] | None 
     return rows
 
 
-class ReadKeys(dict):
-    """Thresholds that note which of them a section's rules read (`read`)."""
-
-    def __init__(self, claims: dict):
-        super().__init__(claims)
-        self.read: set[str] = set()
-
-    def __getitem__(self, key: str):
-        self.read.add(key)
-        return super().__getitem__(key)
-
-    def get(self, key: str, default=None):
-        self.read.add(key)
-        return super().get(key, default)
-
-
-def thresholds_read(results: dict, claims: dict, paper: dict, paper_profile: dict | None
+def thresholds_read(results: dict, claims: ClaimsArgs, paper: dict, paper_profile: dict | None
                     ) -> tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]]:
     """`rule_verdicts` at `claims`, and the keys of `claims` each section's rules read. The rules
     are pure and deterministic, so a section that never read a threshold gives the same verdicts
     whatever its value: moving it need not decide that section again."""
     rows, reads = [], {}
     for section, _, _ in rule_sections():
-        seen = ReadKeys(claims)
+        seen = ReadThresholds(claims)
         rows += rule_verdicts(results, Context(seen, paper, paper_profile), (section,))
         reads[section] = seen.read
     return rows, reads
@@ -806,28 +792,28 @@ def keyed_verdicts(results: dict, ctx: Context) -> dict[str, str]:
     return {k: v.verdict for k, (_, _, v) in zip(_row_keys(rows), rows)}
 
 
-def scorecard(results: dict, claims: dict, paper: dict, paper_profile: dict | None = None,
+def scorecard(results: dict, claims: ClaimsArgs, paper: dict, paper_profile: dict | None = None,
               progress: bool = False, workers: int = 1,
               decided: tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]] | None = None) -> list[dict]:
     """Every row, in report order: the verdict's fields plus id, chapter, figure, the
     Benjamini-Hochberg q-value across the rows that made a test, and how the verdicts came out
-    on `claims["stability_draws"]` resamples of the seeds (emergence/claims/stability.py; the rules'
+    on `claims.stability_draws` resamples of the seeds (emergence/claims/stability.py; the rules'
     own bootstraps and permutations at `stability_resamples` draws there). `paper_profile`: the
     paper profile's params, so that a rule this run leaves undecided says whether that
     profile's seeds would decide it. `decided`: `thresholds_read` at `claims`, where the caller
     has it already (the rules' verdicts then are not decided again)."""
     rows = decided[0] if decided is not None else rule_verdicts(results, Context(claims, paper, paper_profile))
     q = benjamini_hochberg([v.p_value for _, _, v in rows])
-    quick = Context({**claims, "n_boot": claims["stability_resamples"], "n_perm": claims["stability_resamples"]},
+    quick = Context(replace(claims, n_boot=claims.stability_resamples, n_perm=claims.stability_resamples),
                     paper, paper_profile)
-    resampled = resampled_verdicts(partial(keyed_verdicts, ctx=quick), results, claims["stability_draws"],
+    resampled = resampled_verdicts(partial(keyed_verdicts, ctx=quick), results, claims.stability_draws,
                                    np.random.default_rng(0), desc="verdicts on resampled seeds" if progress else None,
                                    workers=workers)
     out = []
     for (section, key, v), key_of_row, q_value in zip(rows, _row_keys(rows), q):
         declared = experiment(section)
         chapter, figure = declared.chapter, FIGURES.get(key, declared.figure)
-        counts = with_untested(resampled.get(key_of_row, {}), claims["stability_draws"])
+        counts = with_untested(resampled.get(key_of_row, {}), claims.stability_draws)
         out.append({"id": key, "kind": paper[key]["kind"], "chapter": chapter, "figure": figure, **v.to_dict(),
                     "q_value": float(q_value),
                     "stability": stability(v.verdict, counts), "resampled": counts})
@@ -849,28 +835,29 @@ def _sections_under(results: dict, variant: tuple[dict, tuple[str, ...]], paper:
     return rule_verdicts(results, Context(claims, paper, paper_profile), sections)
 
 
-def threshold_sensitivity(rows: list[dict], results: dict, claims: dict, paper: dict,
+def threshold_sensitivity(rows: list[dict], results: dict, claims: ClaimsArgs, paper: dict,
                           paper_profile: dict | None = None, workers: int = 1, progress: bool = False,
                           decided: tuple[list[tuple[str, str, Verdict]], dict[str, set[str]]] | None = None
                           ) -> list[dict]:
     """For each of THRESHOLDS, the scorecard's rows (`rows`, decided at `claims`) whose verdict
-    changes when that threshold alone is divided, or multiplied, by `claims["sensitivity_factor"]`
+    changes when that threshold alone is divided, or multiplied, by `claims.sensitivity_factor`
     (1: not computed), each rule otherwise as the scorecard runs it; only the sections whose rules
     read that threshold are decided again (`thresholds_read`). A record per threshold: its value,
     and per side the value tried and the changes (row key, claim, from, to). `decided`: as for
     `scorecard`."""
-    factor = claims["sensitivity_factor"]
+    factor = claims.sensitivity_factor
     if factor == 1.0:
         return []
-    tried = [(key, side, claims[key] * m) for key in THRESHOLDS for side, m in (("lower", 1 / factor), ("higher", factor))
-             if not (key in BELOW_ONE and claims[key] * m >= 1.0)]
+    tried = [(key, side, getattr(claims, key) * m) for key in THRESHOLDS
+             for side, m in (("lower", 1 / factor), ("higher", factor))
+             if not (key in BELOW_ONE and getattr(claims, key) * m >= 1.0)]
     at_base, reads = decided if decided is not None else thresholds_read(results, claims, paper, paper_profile)
-    variants = [(dict(claims, **{key: value}), tuple(s for s, read in reads.items() if key in read))
+    variants = [(replace(claims, **{key: value}), tuple(s for s, read in reads.items() if key in read))
                 for key, _, value in tried]
     redone = iter(decide_each(partial(_sections_under, paper=paper, paper_profile=paper_profile), results,
                               [v for v in variants if v[1]], workers, "verdicts at moved thresholds" if progress else None))
     base = rows_by_key(rows)
-    out = {key: {"threshold": key, "value": claims[key], "lower": None, "higher": None} for key in THRESHOLDS}
+    out = {key: {"threshold": key, "value": getattr(claims, key), "lower": None, "higher": None} for key in THRESHOLDS}
     for (key, side, value), (_, sections) in zip(tried, variants):
         changed = []
         if sections:
@@ -920,8 +907,8 @@ def json_safe(x):
     return x
 
 
-def scorecard_json(rows: list[dict], claims: dict, sensitivity: list[dict] | None = None) -> str:
-    return json.dumps(json_safe({"alpha": claims["alpha"], "thresholds": claims, **tallies(rows), "claims": rows,
+def scorecard_json(rows: list[dict], claims: ClaimsArgs, sensitivity: list[dict] | None = None) -> str:
+    return json.dumps(json_safe({"alpha": claims.alpha, "thresholds": to_params(claims), **tallies(rows), "claims": rows,
                                  "sensitivity": sensitivity or []}), indent=1) + "\n"
 
 

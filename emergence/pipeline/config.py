@@ -25,6 +25,7 @@ from typing import Literal
 import yaml
 
 from emergence.analysis.events import AnalysisArgs
+from emergence.claims.thresholds import ClaimsArgs
 from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params, misdirected_edits, set_profile
 from emergence.common.schema import ConfigError, load, number
@@ -71,30 +72,6 @@ class MirageArgs:
     horizon_fraction: float = number(0.01, 1.0)    # early warning: forecast from this fraction of the median rise
     min_subsample: int = number(1, 1_000_000)      # resolution: the smallest test set drawn from the evaluation set
     subsample_draws: int = number(1, 100_000)      # resolution: test sets drawn per size
-
-
-@dataclass(frozen=True, kw_only=True)
-class ClaimsArgs:
-    """The verdict rules' thresholds (emergence/claims/verdicts.py), fixed before the run."""
-    alpha: float = number(0.001, 0.5)              # level of every test; intervals at 1 - alpha
-    n_boot: int = number(100, 1_000_000)           # bootstrap resamples behind every interval
-    n_perm: int = number(100, 1_000_000)           # permutations behind the permutation tests
-    quartile_ratio: float = number(1.0, 1000.0)    # claim 1: "random times" = q75 / q25 (lognormal fit) at least this
-    abrupt_ratio: float = number(0.0, 10.0)        # claim 1: a jump is abrupt below this width / step
-    coincidence_widths: float = number(0.0, 1000.0)  # claim 2: tolerance, in the unit's own jump widths
-    large_state_size: int = number(1, 1_000_000)   # claim 4 (linear map): "large S" starts here
-    growth_ratio: float = number(1.0, 1000.0)      # claim 4 (automata): plateau ratio, largest / smallest S
-    flat_from: int = number(1, 1_000_000)          # claim 5 (automata): flatness from this S on
-    flat_ratio: float = number(1.0, 1000.0)        # claim 5 (automata): flat = biased ratio below this
-    min_speedup: float = number(1.0, 1000.0)       # claim 8: "about ten times faster" = at least this
-    few_heads: int = number(1, 1_000_000)          # claim 3: "a few heads" = the top this many
-    most_of_gap: float = number(0.0, 1.0)          # claim 3: "most of the gap" = at least this fraction
-    metric_factor: float = number(1.0, 1000.0)     # mirage: a continuous metric's rise at most this much wider
-    random_ratio: float = number(0.0, 1000.0)      # mirage: across-seed spread over within-run width above this
-    resolution_widths: float = number(0.0, 1000.0)  # mirage: a small test set moves emergence at most this many rise widths
-    stability_draws: int = number(0, 100_000)      # seed resamples each verdict is re-decided on (0: none)
-    stability_resamples: int = number(100, 1_000_000)  # bootstraps and permutations inside each of those
-    sensitivity_factor: float = number(1.0, 10.0)  # thresholds moved by this factor both ways (1: not)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -100,8 +100,9 @@ class LanguageModelTraining:
 
     @classmethod
     def of(cls, section: dict, key: str = "language_model") -> "LanguageModelTraining":
-        """The training part of the (validated) `language_model` section, typed."""
-        return load(cls, {f.name: section[f.name] for f in fields(cls)}, key)
+        """The training part of the validated `language_model` section (the whole of it, or the keys
+        a stage declares), typed (`load`'s declared_only)."""
+        return load(cls, {f.name: section[f.name] for f in fields(cls) if f.name in section}, key, declared_only=True)
 
     def check(self, key: str) -> None:
         if not self.sizes:

@@ -26,6 +26,7 @@ scorecard reports (emergence/claims/stability.py).
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Sequence
@@ -34,6 +35,8 @@ import numpy as np
 
 from emergence.claims.scorecard import Context, read_paper_claims, read_result, rule_sections
 from emergence.claims.stability import Result, resampled_verdicts
+from emergence.claims.thresholds import ClaimsArgs
+from emergence.common.schema import load
 from emergence.common.io import write_json
 from emergence.pipeline.config import load_params
 from emergence.pipeline.stage import pipeline_paths
@@ -109,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit("seed_power: --seeds each >= 2, --draws, --resamples and --workers >= 1")
     params = load_params(profile=args.profile)
     paths = pipeline_paths()
-    claims = {**params["claims"], "n_boot": args.resamples, "n_perm": args.resamples}
+    claims = replace(load(ClaimsArgs, params["claims"], "claims"), n_boot=args.resamples, n_perm=args.resamples)
     ctx = Context(claims, read_paper_claims(Path(paths["paper_claims"])))
     names = {i for _, _, inputs in rule_sections() for i in inputs}
     for override in args.result:
