@@ -112,11 +112,11 @@ def test_each_capability_is_its_own_part_of_the_abruptness_claim():
 def test_scorecard_json_is_plain_and_stable():
     rows = [{"id": "x", "estimate": math.inf, "interval": [0.1234567891, math.nan], "verdict": "inconclusive",
              "n": np.int64(3)}]
-    text = sc.scorecard_json(rows, {"alpha": 0.1})
+    text = sc.scorecard_json(rows, thresholds(alpha=0.1))
     data = json.loads(text)
     assert data["claims"][0]["estimate"] == "inf" and data["claims"][0]["interval"] == [0.123457, None]
     assert data["tally"]["inconclusive"] == 1 and sum(data["tally"].values()) == 1
-    assert sc.scorecard_json(rows, {"alpha": 0.1}) == text
+    assert sc.scorecard_json(rows, thresholds(alpha=0.1)) == text
 
 
 def test_the_metric_keys_every_row_once():
@@ -280,8 +280,8 @@ def abrupt_rule(ds, ctx):
     """A one-rule section for the sensitivity test: claim 1's abruptness on `ds.ratio`."""
     r = ds["ratio"].values
     return [("toy", sc.vd.jumps_are_abrupt(r, np.zeros(r.shape, bool), claim="toy", statement="",
-                                            max_ratio=ctx.c["abrupt_ratio"], alpha=ctx.c["alpha"],
-                                            n_boot=ctx.c["n_boot"]))]
+                                            max_ratio=ctx.c.abrupt_ratio, alpha=ctx.c.alpha,
+                                            n_boot=ctx.c.n_boot))]
 
 
 def test_moving_a_threshold_lists_the_verdicts_that_hinge_on_it(monkeypatch):
@@ -306,11 +306,11 @@ def test_a_threshold_moves_only_the_sections_that_read_it_and_gives_what_decidin
     calls = []
 
     def growth_rule(ds, ctx):  # reads growth_ratio (and alpha) only
-        calls.append(ctx.c["growth_ratio"])
+        calls.append(ctx.c.growth_ratio)
         ratio = float(ds["ratio"].values.mean()) * 10
         return [("growth", replace(sc.vd.jumps_are_abrupt(np.array([[0.1]]), np.zeros((1, 1), bool), claim="growth",
-                                                          statement="", max_ratio=1, alpha=ctx.c["alpha"], n_boot=10),
-                                   verdict="reproduced" if ratio >= ctx.c["growth_ratio"] else "not reproduced"))]
+                                                          statement="", max_ratio=1, alpha=ctx.c.alpha, n_boot=10),
+                                   verdict="reproduced" if ratio >= ctx.c.growth_ratio else "not reproduced"))]
 
     monkeypatch.setattr(sc, "rule_sections", lambda: (("toy", abrupt_rule, ("x",)), ("grow", growth_rule, ("x",))))
     results = {"x": xr.Dataset({"ratio": (("seed", "unit"), np.linspace(0.19, 0.21, 12).reshape(6, 2))})}

@@ -284,14 +284,15 @@ legend_of_every_architecture(fig)
 from emergence.analysis.rule_inference import mean_consistent_rules
 from emergence.claims.scorecard import read_paper_claims
 from emergence.common.params import REPO_ROOT
-from emergence.core.tasks.cellular_automata import layout_of
+from emergence.common.schema import load
+from emergence.core.tasks.cellular_automata import TaskArgs, layout_of
 
 papers_pool = read_paper_claims(REPO_ROOT / "data" / "paper" / "claims.yaml")["mixer-automata"]["setting"]["n_rules"][0]
 
 automata_cells = [k for k in cells if k.startswith("cellular_automata-")]
 if automata_cells:
     ca_task = json.loads(cells[automata_cells[0]].attrs["config"])["cellular_automata"]["task"]
-    ca_layout = layout_of(ca_task)
+    ca_layout = layout_of(load(TaskArgs, ca_task, "cellular_automata.task"))
     pools = sorted({ca_task["n_rules"], 16, papers_pool})
     left = {n: mean_consistent_rules(n, ca_layout, ca_task["rule_seed"]) for n in pools}
     rows = [{"rules in the pool": f"{n:,}" + (" (this run)" if n == ca_task["n_rules"] else "")
