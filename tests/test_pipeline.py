@@ -109,9 +109,9 @@ def test_the_prebuild_ran_first_and_the_stages_took_what_it_built(smoke_built):
         assert {name for name, t in timings.items() if t.get("cells_built") and name != "prebuild"} == {"precision"}
     else:
         from emergence.pipeline.config import load_params
-        from emergence.runs.language_model import variants
+        from emergence.runs.language_model import LanguageModelTraining, variants
 
-        smoke_variants = variants(load_params(profile="smoke")["language_model"])
+        smoke_variants = variants(LanguageModelTraining.of(load_params(profile="smoke")["language_model"]))
         assert prebuild["cells_built"] == 0 and timings["lm_train"]["cells_built"] == len(smoke_variants) == 7
 
 
