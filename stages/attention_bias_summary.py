@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import analyse, summary_dataset, unstack_cells
+from emergence.analysis.events import AnalysisArgs, analyse, summary_dataset, task_analyses, unstack_cells
 from emergence.common.io import read_netcdf, write_netcdf
 from emergence.pipeline.stage import stage_run
 
 NAME = "attention_bias"
 
 
-def summarize(results: xr.Dataset, analysis: dict) -> xr.Dataset:
+def summarize(results: xr.Dataset, analysis: AnalysisArgs) -> xr.Dataset:
     """(cell, seed) Dataset, one cell per strength: emergence statistics with censoring, and
     the mean attention mass on the true parents at step 0 (what the bias does at initialisation)."""
     values, analysed, initial_mass = [], [], []
@@ -35,4 +35,4 @@ def summarize(results: xr.Dataset, analysis: dict) -> xr.Dataset:
 if __name__ == "__main__":
     results, out = map(Path, sys.argv[1:])
     with stage_run("attention_bias_summary") as params:
-        write_netcdf(summarize(read_netcdf(results), params["linear_map"]["analysis"]), out)
+        write_netcdf(summarize(read_netcdf(results), task_analyses(params)["linear_map"]), out)

@@ -6,7 +6,7 @@ import csv
 import sys
 from pathlib import Path
 
-from emergence.analysis.events import analyse, plot_table, summary_metrics
+from emergence.analysis.events import analyse, plot_table, summary_metrics, task_analyses
 from emergence.common.io import atomic_path, read_netcdf, write_json, write_netcdf
 from emergence.pipeline.stage import stage_run
 
@@ -14,7 +14,7 @@ if __name__ == "__main__":
     results_path, analysis_path, metrics_path, plot_path = map(Path, sys.argv[1:])
     with stage_run("linear_map_analyse") as params:
         results = read_netcdf(results_path)
-        analysed = analyse(results, params["linear_map"]["analysis"])
+        analysed = analyse(results, task_analyses(params)["linear_map"])
         write_netcdf(analysed, analysis_path)
         write_json(summary_metrics(analysed), metrics_path)
         rows = plot_table(results)

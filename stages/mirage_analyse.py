@@ -14,14 +14,15 @@ from pathlib import Path
 
 from emergence.analysis import mirage_analysis as ma
 from emergence.common.io import atomic_dir, read_netcdf, write_netcdf
+from emergence.common.schema import load
 from emergence.pipeline.stage import stage_run
 
 if __name__ == "__main__":
     linear_map, ca_cells, ca_architecture, probes, sparsity_rows, out, lengths = map(Path, sys.argv[1:])
     with stage_run("mirage_analyse") as params, atomic_dir(out) as tmp:
-        m = params["mirage"]
-        args = (m["rise_threshold"], m["horizon_fraction"])
-        resolution = {"min_subsample": m["min_subsample"], "draws": m["subsample_draws"]}
+        m = load(ma.MirageArgs, params["mirage"], "mirage", declared_only=True)
+        args = (m.rise_threshold, m.horizon_fraction)
+        resolution = {"min_subsample": m.min_subsample, "draws": m.subsample_draws}
         write_netcdf(ma.linear_map(read_netcdf(linear_map), *args, **resolution), tmp / "linear_map.nc")
         others = {f"the automata architecture sweep's {f.stem}": read_netcdf(f) for f in sorted(ca_architecture.glob("*.nc"))}
         for cell in sorted(ca_cells.glob("*.nc")):

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import analyse, summary_dataset, unstack_cells
+from emergence.analysis.events import AnalysisArgs, analyse, summary_dataset, task_analyses, unstack_cells
 from emergence.common.io import read_netcdf, write_netcdf
 from emergence.pipeline.stage import stage_run
 
 SWEEP = "sparsity"
 
 
-def summarize(row_files: dict[str, Path], analysis: dict) -> xr.Dataset:
+def summarize(row_files: dict[str, Path], analysis: AnalysisArgs) -> xr.Dataset:
     """One Dataset over (cell, seed): S, s, final loss, plateau end and emergence with censoring."""
     names, S_list, s_list, analysed = [], [], [], []
     for row_name in sorted(row_files):
@@ -42,4 +42,4 @@ if __name__ == "__main__":
         missing = [str(f) for f in files.values() if not f.exists()]
         if missing:
             raise SystemExit(f"missing sweep rows (run dvc repro): {missing}")
-        write_netcdf(summarize(files, params["linear_map"]["analysis"]), out)
+        write_netcdf(summarize(files, task_analyses(params)["linear_map"]), out)

@@ -6,6 +6,7 @@ from emergence.runs.cells import write_sweep
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import architecture as arch
 from emergence.analysis.architecture import summarize_architecture as summarize
+from emergence.analysis.events import task_analyses
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def test_run_writes_only_this_profiles_cells_and_summarizes(tmp_path, params):
                         typed.execution(params))
     assert names == ["H1_dh4_L1", "H2_dh4_L2"]
     assert sorted(p.name for p in (tmp_path / "cells").iterdir()) == ["H1_dh4_L1.nc", "H2_dh4_L2.nc"]
-    s = summarize(tmp_path / "cells", params["linear_map"]["analysis"], "architecture", "linear_map")
+    s = summarize(tmp_path / "cells", task_analyses(params)["linear_map"], "architecture", "linear_map")
     assert s["n_head"].values.tolist() == [1, 2] and s["n_layer"].values.tolist() == [1, 2]
     assert s["plateau_end_step"].dims == ("cell", "seed")
     assert s["n_params"].values[1] > s["n_params"].values[0]

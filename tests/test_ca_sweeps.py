@@ -11,6 +11,7 @@ from emergence.runs.sweeps import architecture as arch
 from emergence.runs.sweeps import ca_state_size as sweep
 from emergence.analysis.architecture import summarize_architecture
 from emergence.analysis.ca_state_size import summarize as summarize_state_sizes
+from emergence.analysis.events import task_analyses
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_architecture_sweep_runs_on_the_automata(tmp_path, params):
         "H1_dh4_L2": {"n_head": 1, "d_head": 4, "n_layer": 2, "families": ["depth"], "profiles": ["smoke"]}}
     assert write_sweep(typed.files(params, "ca_architecture"), tmp_path / "cells", tmp_path / "scratch",
                        typed.execution(params)) == ["H1_dh4_L1", "H1_dh4_L2"]
-    s = summarize_architecture(tmp_path / "cells", params["cellular_automata"]["analysis"], "ca_architecture",
+    s = summarize_architecture(tmp_path / "cells", task_analyses(params)["cellular_automata"], "ca_architecture",
                                "cellular_automata")
     assert s.attrs["task"] == "cellular_automata" and s["n_layer"].values.tolist() == [1, 2]
 
@@ -103,7 +104,7 @@ def test_bad_automata_params_are_rejected(key, value, message):
 def test_analysis_uses_the_tasks_chance_level():
     import xarray as xr
 
-    from emergence.analysis.events import analyse
+    from emergence.analysis.events import AnalysisArgs, analyse
 
     steps = np.array([0, 10, 20, 30])
     acc = np.array([[0.25, 0.25, 0.7, 1.0]])  # from chance (1/4) to perfect
@@ -114,8 +115,8 @@ def test_analysis_uses_the_tasks_chance_level():
                      "diverged_step": (("seed",), np.array([-1]))},
                     coords={"seed": [0], "step": steps, "cell": [0], "layer": [0], "head": [0]},
                     attrs={"chance_accuracy": 0.25})
-    out = analyse(ds, {"plateau_threshold": 0.1, "emergence_threshold": 0.5, "solved_threshold": 0.9,
-                       "smoothing_window": 1})
+    out = analyse(ds, AnalysisArgs(plateau_threshold=0.1, emergence_threshold=0.5, solved_threshold=0.9,
+                                   smoothing_window=1, alpha=0.1))
     # progress (acc - 1/4) / (3/4) crosses 0.5 at acc = 0.625: 15/45 of the way from step 10 to 20
     assert out["emergence_step"].values[0] == pytest.approx(10 + 10 * (0.625 - 0.25) / 0.45)
     assert out["unit_emergence_step"].dims == ("seed", "cell")

@@ -8,6 +8,7 @@ from emergence.common.params import sparsities_on
 from emergence.core import train
 from emergence.pipeline.config import ConfigError, load_params, validate
 from emergence.runs.sweeps import sparsity as sweep
+from emergence.analysis.events import task_analyses
 from stages.sparsity_summary import summarize
 
 
@@ -61,7 +62,7 @@ def test_row_trains_each_cell_once_then_uses_the_cache(tmp_path, params, monkeyp
     monkeypatch.setattr(train, "train_step", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
     again = run_row(params, "S06", row, tmp_path)
     assert again.identical(first)
-    summary = summarize({"S06": _write(tmp_path, first)}, params["linear_map"]["analysis"])
+    summary = summarize({"S06": _write(tmp_path, first)}, task_analyses(params)["linear_map"])
     assert summary["cell"].values.tolist() == ["S06_s01", "S06_s03"]
     assert summary["final_output_loss"].dims == ("cell", "seed")
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 import xarray as xr
 
-from emergence.analysis.events import analyse, summary_metrics
+from emergence.analysis.events import analyse, summary_metrics, task_analyses
 from emergence.common.io import read_netcdf
 from emergence.core.tasks import linear_map
 from emergence.runs.cells import Setting
@@ -98,7 +98,7 @@ def test_divergence_is_recorded_not_plotted(tmp_path, smoke_params):
 
 def test_analysis_of_a_run(tmp_path, smoke_params):
     res = run(smoke_params, tmp_path)
-    ana = analyse(res, load_params(profile="smoke")["linear_map"]["analysis"])
+    ana = analyse(res, task_analyses(load_params(profile="smoke"))["linear_map"])
     assert ana["emergence_step"].dims == ("seed",)
     assert ana["unit_emergence_step"].dims == ("seed", "bit")
     m = summary_metrics(ana)

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import analyse, summary_dataset
+from emergence.analysis.events import AnalysisArgs, analyse, summary_dataset, task_analyses
 from emergence.common.io import read_netcdf
 from emergence.core.model import ModelConfig, parameter_count
 
 
-def summarize_architecture(cell_dir: Path, analysis: dict, sweep_name: str, task: str) -> xr.Dataset:
+def summarize_architecture(cell_dir: Path, analysis: AnalysisArgs, sweep_name: str, task: str) -> xr.Dataset:
     """An architecture sweep's cells (the linear map's or the automata's) as a (cell, seed) Dataset: the shape of each cell, its parameter count and emergence statistics."""
     names, shape, analysed, families = [], [], [], []
     for f in sorted(cell_dir.glob("*.nc")):
@@ -33,5 +33,5 @@ def summarize_architecture(cell_dir: Path, analysis: dict, sweep_name: str, task
 def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     """The experiment `name`'s summary, with the thresholds of the one task whose analysis its
     stage reads (architecture: the linear map's, ca_architecture: the automata's)."""
-    (task,) = [t for t in ("linear_map", "cellular_automata") if "analysis" in params.get(t, {})]
-    return summarize_architecture(cell_dir, params[task]["analysis"], name, task)
+    ((task, analysis),) = task_analyses(params).items()
+    return summarize_architecture(cell_dir, analysis, name, task)

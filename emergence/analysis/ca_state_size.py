@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import analyse, summary_dataset, unstack_cells
+from emergence.analysis.events import analyse, summary_dataset, task_analyses, unstack_cells
 from emergence.common.io import read_netcdf
 
 SWEEP, TASK = "ca_state_size", "cellular_automata"
@@ -18,7 +18,7 @@ def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     """(cell, seed) Dataset over every (S, c): emergence statistics with censoring, with the
     automata's thresholds; the bias strength each cell applied and the attention mass on the
     window at step 0."""
-    analysis = params[TASK]["analysis"]
+    analysis = task_analyses(params)[TASK]
     names, S_list, c_list, applied, initial_mass, analysed = [], [], [], [], [], []
     for f in sorted(cell_dir.glob("S*.nc")):
         ds = read_netcdf(f)

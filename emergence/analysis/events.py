@@ -22,7 +22,7 @@ import xarray as xr
 from scipy.stats import norm
 
 from emergence.analysis.survival import bootstrap_km_median, km_median, km_median_of_rows
-from emergence.common.schema import ConfigError, number
+from emergence.common.schema import ConfigError, load, number, to_params
 
 
 def progress_from_accuracy(accuracy: np.ndarray, chance: float = 0.5) -> np.ndarray:
@@ -195,11 +195,12 @@ def bracket_emergence(steps: list[int], solved: Callable[[int], bool]) -> Bracke
 
 @dataclass(frozen=True, kw_only=True)
 class AnalysisArgs:
-    """A task's `analysis` section: progress thresholds (the verdicts' are in `claims`)."""
-    plateau_threshold: float = number(0.0, 1.0)
-    emergence_threshold: float = number(0.0, 1.0)
-    solved_threshold: float = number(0.0, 1.0)
-    smoothing_window: int = number(1, 1001)
+    """A task's `analysis` section: progress thresholds (the verdicts' are in `claims`). Progress
+    is 0 at chance and 1 solved (`progress`)."""
+    plateau_threshold: float = number(0.0, 1.0)    # a run has left the plateau once its progress passes this
+    emergence_threshold: float = number(0.0, 1.0)  # ... has emerged at this progress (the event the claims time)
+    solved_threshold: float = number(0.0, 1.0)     # ... is solved at this one
+    smoothing_window: int = number(1, 1001)        # evaluations in the running mean the thresholds read
     alpha: float = number(0.0, 1.0)    # 1 - the level of the intervals in the per-task summaries
 
     def check(self, key: str) -> None:
@@ -209,11 +210,17 @@ class AnalysisArgs:
                               f"{self.solved_threshold}")
 
 
-def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
+def task_analyses(params: dict) -> dict[str, AnalysisArgs]:
+    """The `analysis` section of each synthetic task among (a stage's) params, typed."""
+    return {task: load(AnalysisArgs, params[task]["analysis"], f"{task}.analysis")
+            for task in ("linear_map", "cellular_automata") if "analysis" in params.get(task, {})}
+
+
+def analyse(results: xr.Dataset, analysis: AnalysisArgs) -> xr.Dataset:
     """Per-seed and per-(seed, unit) emergence statistics, with censoring, from training results."""
     steps = results["step"].values
-    thresholds = dict(plateau=analysis["plateau_threshold"], emergence=analysis["emergence_threshold"],
-                      solved=analysis["solved_threshold"], smoothing_window=analysis["smoothing_window"])
+    thresholds = dict(plateau=analysis.plateau_threshold, emergence=analysis.emergence_threshold,
+                      solved=analysis.solved_threshold, smoothing_window=analysis.smoothing_window)
     unit = next(d for d in results["unit_accuracy"].dims if d not in ("seed", "step"))
     chance = float(results.attrs.get("chance_accuracy", 0.5))
     seeds, units = results["seed"].values, results[unit].values
@@ -287,7 +294,7 @@ def analyse(results: xr.Dataset, analysis: dict) -> xr.Dataset:
     data_vars["responsible_head"] = (("seed", unit), np.where(responsible >= 0, responsible % H, -1))
     data_vars["diverged_step"] = (("seed",), results["diverged_step"].values)
     attrs = dict(results.attrs)
-    attrs["analysis"] = json.dumps(analysis, sort_keys=True)
+    attrs["analysis"] = json.dumps(to_params(analysis), sort_keys=True)
     attrs["budget_step"] = int(steps[-1])
     return xr.Dataset(data_vars, coords={"seed": seeds, unit: units}, attrs=attrs)
 
@@ -382,5 +389,5 @@ def summary_dataset(analysed: list[xr.Dataset], names: list[str], columns: dict,
     data, n_seed = cell_statistics(analysed)
     for key, values in columns.items():
         data[key] = (("cell",), values)
-    attrs = {k: (json.dumps(v, sort_keys=True) if k == "analysis" else v) for k, v in attrs.items()}
+    attrs = {k: (json.dumps(to_params(v), sort_keys=True) if k == "analysis" else v) for k, v in attrs.items()}
     return xr.Dataset(data, coords={"cell": np.array(names, dtype=str), "seed": np.arange(n_seed)}, attrs=attrs)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -22,6 +23,17 @@ import xarray as xr
 from emergence.analysis import mirage as mi
 from emergence.analysis.survival import km_median
 from emergence.common import lm_variants as lv
+from emergence.common.schema import number
+
+
+@dataclass(frozen=True, kw_only=True)
+class MirageArgs:
+    """The `mirage` section: when a progress curve counts as having risen, and the test sets drawn."""
+    rise_threshold: float = number(0.01, 0.99)     # progress (0 chance, 1 solved) a rise must reach
+    horizon_fraction: float = number(0.01, 1.0)    # early warning: forecast from this fraction of the median rise
+    min_subsample: int = number(1, 1_000_000)      # resolution: the smallest test set drawn from the evaluation set
+    subsample_draws: int = number(1, 100_000)      # resolution: test sets drawn per size
+
 
 UNIT_METRICS = ("accuracy", "cross_entropy")            # discontinuous, continuous
 BRIER = "brier"  # a unit's Brier score, where its per-example answers were kept and it is one binary choice

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import analyse, summary_dataset
+from emergence.analysis.events import analyse, summary_dataset, task_analyses
 from emergence.common.io import read_netcdf
 from emergence.core.model import ModelConfig, parameter_count
 
@@ -18,11 +18,11 @@ TASKS = ("linear_map", "cellular_automata")
 def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     """(cell, seed) Dataset: task, setting, architecture, parameter count, emergence statistics
     (each task's cells analysed with that task's thresholds)."""
-    rows, analysed = [], []
+    rows, analysed, analyses = [], [], task_analyses(params)
     for f in sorted(cell_dir.glob("*.nc")):
         ds = read_netcdf(f)
         task = ds.attrs["task"]
-        analysed.append(analyse(ds, params[task]["analysis"]))
+        analysed.append(analyse(ds, analyses[task]))
         cfg = ModelConfig(**json.loads(ds.attrs["model_config"]))
         chance = float(ds.attrs.get("chance_accuracy", 0.5))
         rows.append((ds.attrs["cell"], task, ds.attrs["setting"], ds.attrs["architecture"], cfg.mixer,
@@ -37,5 +37,5 @@ def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     data["task_config"] = np.array(columns[9], dtype=str)  # the cell's task section: which setting a rule read
     sweep = params["sweeps"][name]
     return summary_dataset(analysed, list(columns[0]), data,
-                           {"experiment": f"sweep:{name}", "analysis": {t: params[t]["analysis"] for t in TASKS},
+                           {"experiment": f"sweep:{name}", "analysis": {t: analyses[t] for t in TASKS},
                             "match_parameters": int(sweep["match_parameters"])})

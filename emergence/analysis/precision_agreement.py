@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from emergence.analysis.events import analyse, jump_widths, unstack_cells
+from emergence.analysis.events import analyse, jump_widths, task_analyses, unstack_cells
 from emergence.analysis.survival import (bootstrap_km_median, bootstrap_rows_km_median, km_median, km_median_of_rows,
                                 logrank_terms)
 from emergence.common.io import read_netcdf
@@ -222,7 +222,7 @@ def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     """The check's summary: the (task, precision, statistic, bound) table of every compared run, the paired ratios
     bf16 / float32 with their intervals and permutation p, and the verdicts."""
     from emergence.core.precision import PRECISIONS  # here: importing this module needs no torch
-    settings = params["sweeps"][name]
+    settings, analyses = params["sweeps"][name], task_analyses(params)
     tasks, n_boot, margin = settings["tasks"], settings["n_boot"], settings["margin"]
     table = np.full((len(tasks), len(PRECISIONS), len(STATISTICS), 3), np.nan)
     ratios = np.full((len(tasks), len(STATISTICS), 3), np.nan)
@@ -230,14 +230,14 @@ def summarize(params: dict, name: str, cell_dir: Path) -> xr.Dataset:
     verdicts, reasons = [], []
     for i, task in enumerate(tasks):
         ds = read_netcdf(cell_dir / f"{task}.nc")
-        analysis = params[task]["analysis"]
+        analysis = analyses[task]
         rows = {}
         for j, (precision, cell) in enumerate(unstack_cells(ds, "precision")):
             analysed = analyse(cell, analysis)
-            stats = precision_statistics(analysed, n_boot, 1 - analysis["alpha"])
+            stats = precision_statistics(analysed, n_boot, 1 - analysis.alpha)
             table[i, j] = [stats[s] for s in STATISTICS]
             rows[str(precision)] = seed_rows(analysed)
-        verdict, why, comparisons = agreement(*(rows[p] for p in PRECISIONS), alpha=analysis["alpha"], margin=margin,
+        verdict, why, comparisons = agreement(*(rows[p] for p in PRECISIONS), alpha=analysis.alpha, margin=margin,
                                               n_perm=n_boot, n_boot=n_boot)
         ratios[i] = [(c.ratio, c.low, c.high) for c in comparisons]
         p_values[i] = [c.p for c in comparisons]

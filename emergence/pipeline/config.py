@@ -25,6 +25,7 @@ from typing import Literal
 import yaml
 
 from emergence.analysis.events import AnalysisArgs
+from emergence.analysis.mirage_analysis import MirageArgs
 from emergence.claims.thresholds import ClaimsArgs
 from emergence.common.io import write_json
 from emergence.common.params import PROFILES, REPO_ROOT, merged_params, misdirected_edits, set_profile
@@ -63,15 +64,6 @@ class ReportArgs:
     base_rev: str                                # parameters and metrics are compared against it
     attention_seeds: int = number(1, 4096)
     max_figure_seeds: int = number(1, 4096)
-
-
-@dataclass(frozen=True, kw_only=True)
-class MirageArgs:
-    """The mirage analysis (emergence/analysis/mirage.py): when a progress curve counts as having risen."""
-    rise_threshold: float = number(0.01, 0.99)     # progress (0 chance, 1 solved) a rise must reach
-    horizon_fraction: float = number(0.01, 1.0)    # early warning: forecast from this fraction of the median rise
-    min_subsample: int = number(1, 1_000_000)      # resolution: the smallest test set drawn from the evaluation set
-    subsample_draws: int = number(1, 100_000)      # resolution: test sets drawn per size
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 import yaml
 
-from emergence.analysis.events import analyse
+from emergence.analysis.events import analyse, task_analyses
 from emergence.analysis.survival import km_median
 from emergence.pipeline.config import REPO_ROOT, load_params, validate
 from emergence.common.schema import load
@@ -73,7 +73,7 @@ def pilot_rows(params: dict, lrs: list[float] | None, steps: int, n_seeds: int, 
         for lr in lrs or [own_rate(setting, sweep, archs[name], task)]:
             rates = replace(archs[name].lr or mc.LearningRates(), **{task: lr})
             config = mc.cell_config(setting, pilot, task, overrides, replace(archs[name], lr=rates, n_seeds=None))
-            stats = analyse(load_cell(config, scratch), params[task]["analysis"])
+            stats = analyse(load_cell(config, scratch), task_analyses(params)[task])
             t = stats["emergence_step"].values
             censored = stats["emergence_censored"].values.astype(bool)
             rows.append({"architecture": name, "lr": lr, "setting": label, "steps": steps,

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from emergence.analysis.events import analyse
+from emergence.analysis.events import analyse, task_analyses
 from emergence.analysis.survival import km_median
 from emergence.pipeline.config import REPO_ROOT, load_params
 from emergence.common.schema import load
@@ -31,7 +31,7 @@ def pilot_rows(params: dict, state_size: int, sparsities: list[int], steps: int,
     rows = []
     for s in sparsities:
         stats = analyse(load_cell(sweep.cell_config(setting, pilot, state_size, s), scratch),
-                        params["linear_map"]["analysis"])
+                        task_analyses(params)["linear_map"])
         row = {"state_size": state_size, "sparsity": s, "steps": steps}
         for what in ("emergence", "solved"):
             t, censored = stats[f"{what}_step"].values, stats[f"{what}_censored"].values.astype(bool)
