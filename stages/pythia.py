@@ -11,14 +11,15 @@ from pathlib import Path
 import xarray as xr
 
 from emergence.common.io import write_netcdf
+from emergence.common.schema import load
 from emergence.pipeline.stage import stage_run
 from emergence.runs import pythia
 
 if __name__ == "__main__":
     (out,) = map(Path, sys.argv[1:])
     with stage_run("pythia") as params:
-        section = params["pythia"]
-        if not section["enabled"]:
+        section = load(pythia.PythiaArgs, params["pythia"], "pythia", declared_only=True)
+        if not section.enabled:
             write_netcdf(xr.Dataset(attrs={"experiment": "pythia", "status": "not enabled"}), out)
         else:
             write_netcdf(pythia.run(section), out)

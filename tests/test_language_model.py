@@ -132,9 +132,9 @@ def test_pretraining_tasks_write_only_their_own_tokens():
     vocab = lm.vocab_of(section.corpus)
     first, n = vocab.id("s000"), section.corpus.synthetic_tokens
     for kind in lm.PRETRAINING_TASKS:
-        x = lm.pretraining_task(section.corpus, lm.pretraining_of(section, kind), kind, 32, 8).eval_tokens
+        x = lm.pretraining_task(section.corpus, section.pretraining, kind, 32, 8).eval_tokens
         assert x.min() >= first and x.max() < first + n, kind
-    dyck = lm.pretraining_sequences(np.random.default_rng(0), lm.pretraining_of(section, "dyck"), "dyck", 4, 32, n)
+    dyck = lm.pretraining_sequences(np.random.default_rng(0), section.pretraining, "dyck", 4, 32, n)
     assert dyck.max() < 2 * section.pretraining.dyck_k
     windows = replace(section, seq_len=64)
     corpus = lm.task_tensors(lm.build_task(windows, n_eval=16), windows)

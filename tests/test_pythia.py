@@ -107,8 +107,8 @@ def test_run_brackets_and_patches_local_checkpoints(tiny_dir, tmp_path):
         calls.append(step)
         return Oracle(answers_model, fake_solved(step))
 
-    params = {"sizes": ["tiny"], "seeds": [0], "max_step": 16, "capability": "digits", "n_prompts": 8,
-              "solved_accuracy": 0.9, "top_k": [1, 4], "stage": "pattern", "device": "cpu"}
+    params = pythia.PythiaArgs(enabled=True, sizes=["tiny"], seeds=[0], max_step=16, capability="digits", n_prompts=8,
+                               solved_accuracy=0.9, top_k=[1, 4], device="cpu")  # a model of its own: not validated
     ds = pythia.run(params, loader=loader, tokenizer_loader=lambda source: WordTokenizer())
     assert int(ds["old_step"][0, 0]) == 2 and int(ds["new_step"][0, 0]) == 4 and int(ds["censored"][0, 0]) == 0
     assert int(ds["evaluations"][0, 0]) <= 4

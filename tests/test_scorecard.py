@@ -232,14 +232,14 @@ def test_the_paper_profiles_unit_counts_come_from_its_own_overlay():
     overlay = yaml.safe_load((sc.Path(__file__).resolve().parent.parent / "profiles" / "paper.yaml").read_text())
     merged = load_params(profile="paper")
     assert set(sc.UNITS_ON_PROFILE) <= set(PAPER)
-    for key, count in sc.UNITS_ON_PROFILE.items():
-        assert count(overlay) == count(merged) > 0, key
+    for key in sc.UNITS_ON_PROFILE:
+        assert sc.units_on_profile(key, overlay) == sc.units_on_profile(key, merged) > 0, key
     # and the mixer settings the scorecard checks the paper's setting against
     for task in ("linear_map", "cellular_automata"):
         assert sc.mixer_profile_setting(overlay, task) == sc.mixer_profile_setting(merged, task), task
     default = load_params(profile="default")
     # the language models' abruptness counts (size, seed) runs
-    assert sc.UNITS_ON_PROFILE["lm-abrupt"](default) == (default["language_model"]["train"]["n_seeds"]
+    assert sc.units_on_profile("lm-abrupt", default) == (default["language_model"]["train"]["n_seeds"]
                                                           * len(default["language_model"]["sizes"]))
 
 

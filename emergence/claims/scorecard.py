@@ -79,39 +79,52 @@ MIXER_READINGS = ("token_mlp", "static_mixing")
 UNMASKED_CONTROL = ("unmasked_mixing", "static_mixing")
 
 
+def _setting(profile: dict, dotted: str):
+    """The value at a dotted key of a profile's merged params."""
+    for key in dotted.split("."):
+        profile = profile[key]
+    return profile
+
+
 def _mixer_seeds(task: str, names: Collection[str]):
     """Seeds per arm of the mixer comparison on `task`: the fewest any of the architectures
     `names` trains there."""
     def units(p: dict) -> int:
-        sweep = p["sweeps"]["mixers"]
+        sweep = _setting(p, "sweeps.mixers")
         return min(architecture_seeds(sweep, sweep["architectures"].get(name), task) for name in names)
     return units
 
 
 def _min_mixer_seeds(p: dict) -> int:
-    return min(p["sweeps"]["mixers"][t]["n_seeds"] for t in ("linear_map", "cellular_automata"))
+    return min(_setting(p, f"sweeps.mixers.{t}.n_seeds") for t in ("linear_map", "cellular_automata"))
+
+
+def _seeds_times_sizes(p: dict) -> int:
+    """(size, seed) runs of the language models."""
+    return _setting(p, "language_model.train.n_seeds") * len(_setting(p, "language_model.sizes"))
 
 
 # Claim id -> the units its rule counts (seeds per arm, or (size, seed) runs for lm-abrupt and
-# lm-patching), read from a profile's params: what an undecided rule compares its forecast need
-# with, to say whether the paper profile would decide it (verdicts.undecided).
+# lm-patching) in a profile's params, as the dotted key holding them or a function of the params:
+# what an undecided rule compares its forecast need with, to say whether the paper profile
+# would decide it (verdicts.undecided).
 UNITS_ON_PROFILE = {
-    "linear-map-abrupt": lambda p: p["linear_map"]["train"]["n_seeds"],
-    "linear-map-random-times": lambda p: p["linear_map"]["train"]["n_seeds"],
-    "sparsity-length": lambda p: p["sweeps"]["sparsity"]["n_seeds"],
-    "linear-map-bias": lambda p: p["interventions"]["attention_bias"]["n_seeds"],
-    **{f"{claim}-linear-map": (lambda p: p["sweeps"]["architecture"]["n_seeds"]) for claim in ("heads", "width", "depth")},
-    **{f"{claim}-automata": (lambda p: p["sweeps"]["ca_architecture"]["n_seeds"]) for claim in ("heads", "width", "depth")},
-    "automata-growth": lambda p: p["sweeps"]["ca_state_size"]["n_seeds"],
-    "lm-abrupt": lambda p: p["language_model"]["train"]["n_seeds"] * len(p["language_model"]["sizes"]),
-    "lm-random-times": lambda p: p["language_model"]["train"]["n_seeds"],
-    "lm-patching": lambda p: p["language_model"]["train"]["n_seeds"] * len(p["language_model"]["sizes"]),
+    "linear-map-abrupt": "linear_map.train.n_seeds",
+    "linear-map-random-times": "linear_map.train.n_seeds",
+    "sparsity-length": "sweeps.sparsity.n_seeds",
+    "linear-map-bias": "interventions.attention_bias.n_seeds",
+    **{f"{claim}-linear-map": "sweeps.architecture.n_seeds" for claim in ("heads", "width", "depth")},
+    **{f"{claim}-automata": "sweeps.ca_architecture.n_seeds" for claim in ("heads", "width", "depth")},
+    "automata-growth": "sweeps.ca_state_size.n_seeds",
+    "lm-abrupt": _seeds_times_sizes,
+    "lm-random-times": "language_model.train.n_seeds",
+    "lm-patching": _seeds_times_sizes,
     # the mirage rules resample the seeds of what each reads: the linear-map run, the control arms
     # of the automata's state-size sweep (at least: a state size whose cell another sweep trained
     # with more seeds reads that one), the language models (sizes and capabilities are runs within a seed)
-    **{f"mirage-{rule}-linear-map": (lambda p: p["linear_map"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
-    **{f"mirage-{rule}-automata": (lambda p: p["sweeps"]["ca_state_size"]["n_seeds"]) for rule in ("metric", "resolution")},
-    **{f"mirage-{rule}-lm": (lambda p: p["language_model"]["train"]["n_seeds"]) for rule in ("metric", "resolution")},
+    **{f"mirage-{rule}-linear-map": "linear_map.train.n_seeds" for rule in ("metric", "resolution")},
+    **{f"mirage-{rule}-automata": "sweeps.ca_state_size.n_seeds" for rule in ("metric", "resolution")},
+    **{f"mirage-{rule}-lm": "language_model.train.n_seeds" for rule in ("metric", "resolution")},
     # the Mixer against the transformer: the architectures by their names in params.yaml
     "mixer-faster": _mixer_seeds("linear_map", ("transformer", *MIXER_READINGS)),
     "mixer-sparser": _mixer_seeds("linear_map", ("transformer", *MIXER_READINGS)),
@@ -119,6 +132,12 @@ UNITS_ON_PROFILE = {
     "mixer-unmasked-control": _mixer_seeds("linear_map", ("static_mixing", "unmasked_mixing")),
     "recurrent-mixers": _min_mixer_seeds,
 }
+
+
+def units_on_profile(key: str, profile: dict) -> int:
+    """The units claim `key`'s rule counts in a profile's (merged, or overlay) params."""
+    units = UNITS_ON_PROFILE[key]
+    return int(_setting(profile, units) if isinstance(units, str) else units(profile))
 
 
 class Context:
@@ -134,7 +153,7 @@ class Context:
         """The units claim `key`'s rule counts on the paper profile."""
         if self.paper_profile is None or key not in UNITS_ON_PROFILE:
             return None
-        return int(UNITS_ON_PROFILE[key](self.paper_profile))
+        return units_on_profile(key, self.paper_profile)
 
     def row(self, key: str) -> dict:
         """Claim `key`'s statement row; a rule that decides a claim without one stops, naming

@@ -83,7 +83,7 @@ def language_model_flops(params: dict) -> list[tuple[str, float, float, float]]:
     for name, (size, kind, _) in lm.variants(section).items():
         steps = train.steps + lm.pretraining_steps(section, kind)
         sequences = float(steps * train.batch_size * train.n_seeds)
-        out.append((name, training_flops(lm.model_config(section.sizes[size], layout), layout["seq_len"], sequences),
+        out.append((name, training_flops(lm.model_config(section.sizes[size], layout), layout.seq_len, sequences),
                     float(steps * train.n_seeds), variant_seconds(section, size, kind)))
     return out
 

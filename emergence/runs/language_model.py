@@ -153,18 +153,23 @@ UNIT_TEXT = "the next token at position i of a held-out window"
 EVAL_WINDOWS = 32  # held-out windows of the trainer's per-position evaluation
 
 
-def layout_of(section: LanguageModelTraining) -> dict:
-    return {"seq_len": section.seq_len, "vocab_size": vocab_of(section.corpus).size}
+class Layout(NamedTuple):
+    seq_len: int
+    vocab_size: int
+
+
+def layout_of(section: LanguageModelTraining) -> Layout:
+    return Layout(section.seq_len, vocab_of(section.corpus).size)
 
 
 def build_task(section: LanguageModelTraining, n_eval: int = EVAL_WINDOWS) -> xr.Dataset:
     """The evaluation windows and the ground-truth pattern (the previous token), as a Dataset."""
     layout = layout_of(section)
-    T = layout["seq_len"]
+    T = layout.seq_len
     tokens = cp.sample_batch(EVAL_SEED, 0, n_eval, vocab_of(section.corpus), section.corpus, T)
     return xr.Dataset({"eval_tokens": (("sequence", "position"), tokens),
                        "ground_truth_pattern": (("query", "key"), previous_token_pattern(T))},
-                      attrs={"vocab_size": layout["vocab_size"]})
+                      attrs={"vocab_size": layout.vocab_size})
 
 
 def task_tensors(task_ds: xr.Dataset, section: LanguageModelTraining) -> Task:
@@ -180,9 +185,9 @@ def task_tensors(task_ds: xr.Dataset, section: LanguageModelTraining) -> Task:
                 output_positions=torch.arange(T - 1)[:, None], n_output_tokens=vocab.size, sampler=sampler)
 
 
-def model_config(size: SizeArgs, layout: dict) -> ModelConfig:
+def model_config(size: SizeArgs, layout: Layout) -> ModelConfig:
     d_model = size.n_head * size.d_head
-    return ModelConfig(vocab_size=layout["vocab_size"], seq_len=layout["seq_len"], n_layer=size.n_layer,
+    return ModelConfig(vocab_size=layout.vocab_size, seq_len=layout.seq_len, n_layer=size.n_layer,
                        d_model=d_model, n_head=size.n_head, d_mlp=size.mlp_ratio * d_model, norm="pre")
 
 
@@ -195,15 +200,15 @@ def result_layout(task_ds: xr.Dataset) -> dict:
     return {"extra_attrs": {"chance_loss": float(np.log(V)), "chance_accuracy": 1.0 / V}}
 
 
-def pretraining_sequences(rng: np.random.Generator, pre: dict, kind: str, batch: int, seq_len: int,
+def pretraining_sequences(rng: np.random.Generator, pre: PretrainingArgs, kind: str, batch: int, seq_len: int,
                           alphabet: int) -> np.ndarray:
     """[batch, seq_len] symbols 0 .. alphabet - 1 of one pre-pretraining task: Dyck-k brackets
     (2k symbols), neural-CA states (nca_states symbols) or i.i.d. uniform symbols over the whole
     alphabet (the control: the same tokens and steps with no structure to learn)."""
     if kind == "dyck":
-        rows = [sample_dyck(rng, pre["dyck_k"], seq_len, pre["max_depth"]) for _ in range(batch)]
+        rows = [sample_dyck(rng, pre.dyck_k, seq_len, pre.max_depth) for _ in range(batch)]
     elif kind == "neural_ca":
-        rows = [sample_neural_ca(rng, pre["nca_states"], pre["nca_width"], seq_len, pre["nca_hidden"])
+        rows = [sample_neural_ca(rng, pre.nca_states, pre.nca_width, seq_len, pre.nca_hidden)
                 for _ in range(batch)]
     elif kind == "random":
         return rng.integers(0, alphabet, (batch, seq_len))
@@ -212,7 +217,7 @@ def pretraining_sequences(rng: np.random.Generator, pre: dict, kind: str, batch:
     return np.asarray(rows, dtype=np.int64)
 
 
-def pretraining_task(corpus: CorpusArgs, pre: dict, kind: str, seq_len: int, n_eval: int) -> Task:
+def pretraining_task(corpus: CorpusArgs, pre: PretrainingArgs, kind: str, seq_len: int, n_eval: int) -> Task:
     """A pre-pretraining task written with the synthetic tokens s000, s001, ... (same embedding table)."""
     vocab = vocab_of(corpus)
     first = vocab.id("s000")
@@ -257,8 +262,8 @@ def on_corpus(section: LanguageModelTraining, corpus: str | None) -> LanguageMod
 
 
 def pretraining_of(section: LanguageModelTraining, kind: str | None) -> dict | None:
-    """What a twin's pre-pretraining reads: its task, its steps and the task's own keys (as its
-    cache key and results record them)."""
+    """What a twin's pre-pretraining reads, as its cache key and results record it: its task, its
+    steps, its transfer and the task's own keys (PRETRAINING_KEYS) alone."""
     if kind is None:
         return None
     pre = section.pretraining
@@ -273,18 +278,19 @@ def pretraining_steps(section: LanguageModelTraining, kind: str | None) -> int:
 
 def pretrain(section: LanguageModelTraining, size_name: str, kind: str, scratch, device):
     """Pre-pretrain every seed of a size on one synthetic task; returns the model holding all seeds."""
-    pre, seq_len = pretraining_of(section, kind), section.seq_len
+    pre, steps, seq_len = section.pretraining, section.pretraining.steps[kind], section.seq_len
     cfg = model_config(section.sizes[size_name], layout_of(section))
-    train = replace(section.train, steps=pre["steps"], eval_every=pre["steps"], checkpoint_log_until=0,
-                    checkpoint_every=pre["steps"], resume_every=max(1, pre["steps"] // 2))
+    train = replace(section.train, steps=steps, eval_every=steps, checkpoint_log_until=0, checkpoint_every=steps,
+                    resume_every=max(1, steps // 2))
     where = scratch / f"lm-pretrain-{size_name}-{kind}"
+    key = {"pre": pretraining_of(section, kind), "train": to_params(train), "size": size_name,
+           "corpus": to_params(section.corpus)}
     train_seeds(pretraining_task(section.corpus, pre, kind, seq_len, 16).to(device), cfg, train, scratch,
-                f"lm-{kind}-{size_name}", trajectory_key={"pre": pre, "train": to_params(train), "size": size_name,
-                                                          "corpus": to_params(section.corpus)},
-                code=module_code_version(__name__), checkpoint_dir=where, device=device)
-    model = load_checkpoint(where / f"step{pre['steps']:08d}.pt", device)
+                f"lm-{kind}-{size_name}", trajectory_key=key, code=module_code_version(__name__), checkpoint_dir=where,
+                device=device)
+    model = load_checkpoint(where / f"step{steps:08d}.pt", device)
     shutil.rmtree(where, ignore_errors=True)
-    if pre["transfer"] == "all":
+    if pre.transfer == "all":
         return model
     # the synthetic tokens' embeddings and read-out mean nothing to the corpus: start those where
     # the from-scratch twin starts (with "all" the first corpus steps are spent unlearning a
@@ -293,7 +299,7 @@ def pretrain(section: LanguageModelTraining, size_name: str, kind: str, scratch,
     # norm gains tuned to a 4-symbol task are a handicap that grows with how well it was learned
     fresh = SeedTransformer(cfg, list(model.seeds)).to(device)
     with torch.no_grad():
-        if pre["transfer"] == "body":
+        if pre.transfer == "body":
             model.wte.copy_(fresh.wte)
             model.head.weight.copy_(fresh.head.weight)
             return model

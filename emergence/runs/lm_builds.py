@@ -23,7 +23,7 @@ def variant_seconds(section: LanguageModelTraining, size: str, kind: str | None)
     included: the longest builds start first, and workers start only where they save time."""
     layout, train = lm.layout_of(section), section.train
     steps = train.steps + lm.pretraining_steps(section, kind)
-    return build_seconds(lm.model_config(section.sizes[size], layout), layout["seq_len"],
+    return build_seconds(lm.model_config(section.sizes[size], layout), layout.seq_len,
                          float(steps * train.batch_size * train.n_seeds))
 
 

@@ -180,15 +180,15 @@ def load_tokenizer(source: str):
     return AutoTokenizer.from_pretrained(source)
 
 
-def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
+def run(pythia: PythiaArgs, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
     """The paper's Pythia analysis for every (size, seed) of `pythia` (the params section):
     emergence of the capability bracketed by binary search over the released checkpoints
     (each evaluation loads one checkpoint), then head-level patching across the bracket.
     Returns an xarray Dataset over (size, seed). `loader(source, step, seed, device)` and
     `tokenizer_loader(source)` default to the hub; tests pass local ones."""
-    sizes, seeds = pythia["sizes"], pythia["seeds"]
-    steps = [s for s in PYTHIA_STEPS if s <= pythia["max_step"]]
-    ks = pythia["top_k"]
+    sizes, seeds = pythia.sizes, pythia.seeds
+    steps = [s for s in PYTHIA_STEPS if s <= pythia.max_step]
+    ks = pythia.top_k
     shape = (len(sizes), len(seeds))
     out = {name: np.full(shape, -1, dtype=np.int64) for name in ("old_step", "new_step", "evaluations")}
     out["censored"] = np.zeros(shape, dtype=np.int8)
@@ -198,13 +198,13 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
     for i, size in enumerate(sizes):
         for j, seed in enumerate(seeds):
             source = hub_name(size, seed)
-            encoded = encode_probes(tokenizer_loader(source), text_probes(pythia["capability"], pythia["n_prompts"]))
+            encoded = encode_probes(tokenizer_loader(source), text_probes(pythia.capability, pythia.n_prompts))
             accuracy: dict[int, float] = {}
 
             def solved(step: int) -> bool:
                 if step not in accuracy:
-                    accuracy[step] = probe_accuracy(loader(source, step, seed, pythia["device"]), encoded)[0]
-                return accuracy[step] >= pythia["solved_accuracy"]
+                    accuracy[step] = probe_accuracy(loader(source, step, seed, pythia.device), encoded)[0]
+                return accuracy[step] >= pythia.solved_accuracy
 
             b = bracket_emergence(steps, solved)
             out["old_step"][i, j] = -1 if b.old is None else b.old
@@ -212,7 +212,7 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
             out["censored"][i, j], out["evaluations"][i, j] = b.censored, b.evaluations
             if b.censored or b.old is None:
                 continue
-            old, new = loader(source, b.old, seed, pythia["device"]), loader(source, b.new, seed, pythia["device"])
+            old, new = loader(source, b.old, seed, pythia.device), loader(source, b.new, seed, pythia.device)
             L = max(encoded, key=lambda n: len(encoded[n][1]))  # the largest group of equal-length prompts
             prompts, answers = encoded[L]
             x, pos = prompts.unsqueeze(0), torch.full((len(answers),), L - 1)
@@ -231,5 +231,5 @@ def run(pythia: dict, loader=load_checkpoint, tokenizer_loader=load_tokenizer):
          "top_heads": (("size", "seed"), top_heads.astype(str),
                        {"long_name": "top 5 heads by single-head Δp, as layer.head:Δp"})},
         coords={"size": sizes, "seed": seeds, "k": ks},
-        attrs={"experiment": "pythia", "status": "ran", "capability": pythia["capability"],
-               "solved_accuracy": pythia["solved_accuracy"], "stage": "pattern"})
+        attrs={"experiment": "pythia", "status": "ran", "capability": pythia.capability,
+               "solved_accuracy": pythia.solved_accuracy, "stage": "pattern"})

@@ -108,10 +108,9 @@ def language_model_seconds(section: lm.LanguageModelTraining, size: str, pretrai
                                                want_maps=True)
     total = train.steps * step_s + len(schedules(train)[0]) * eval_s[train.examples]
     if pretraining is not None:
-        pre = lm.pretraining_of(section, pretraining)
-        pre_task = lm.pretraining_task(section.corpus, pre, pretraining, section.seq_len, 16).to(dev)
+        pre_task = lm.pretraining_task(section.corpus, section.pretraining, pretraining, section.seq_len, 16).to(dev)
         pre_step_s, _ = timed_step_and_evaluation(timed, pre_task, cfg, seconds, device, examples=())
-        total += pre["steps"] * pre_step_s
+        total += section.pretraining.steps[pretraining] * pre_step_s
     return len(seed_groups(train)) * total * group / timed.seeds_per_group
 
 

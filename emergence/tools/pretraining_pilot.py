@@ -60,14 +60,15 @@ def pretraining_curve(params: dict, kind: str, steps: int, eval_every: int, scra
     pre-pretraining is (lm.pretrain), for `steps`."""
     section = lm.LanguageModelTraining.of(params["language_model"])
     size = section.pretraining.sizes[0]
-    pre, seq_len = lm.pretraining_of(section, kind), section.seq_len
+    seq_len = section.seq_len
     cfg = lm.model_config(section.sizes[size], lm.layout_of(section))
     train = replace(section.train, steps=steps, eval_every=eval_every, checkpoint_log_until=0,
                     checkpoint_every=steps, resume_every=steps)
     device = prepare_device(train)
-    task = lm.pretraining_task(section.corpus, pre, kind, seq_len, EVAL_SEQUENCES).to(device)
+    task = lm.pretraining_task(section.corpus, section.pretraining, kind, seq_len, EVAL_SEQUENCES).to(device)
     arrays, _, _ = train_seeds(task, cfg, train, scratch, f"pilot-{kind}-{size}",
-                               trajectory_key={"pre": pre, "train": to_params(train), "size": size},
+                               trajectory_key={"pre": lm.pretraining_of(section, kind), "train": to_params(train),
+                                               "size": size},
                                code=module_code_version(lm.__name__), checkpoint_dir=None, device=device)
     return np.asarray(schedules(train)[0]), arrays["loss"], unigram_entropy(task.eval_tokens.cpu().numpy())
 
