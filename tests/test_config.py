@@ -265,3 +265,62 @@ def test_outside_an_experiment_or_git_the_edit_check_stays_silent(tmp_path):
     (tmp_path / "params.yaml").write_text("profile: default\n")
     refuse_misdirected_edits(tmp_path, env={})  # not an experiment
     refuse_misdirected_edits(tmp_path, env={"DVC_EXP_NAME": "x"})  # no git history to compare with
+
+
+def _schema_leaves(cls, key: str = "", seen=None):
+    """(dotted key, declaring class, field name) of every leaf of the params schema `cls`."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        inner = [tp, *typing.get_args(tp)]
+        inner += [b for a in inner for b in typing.get_args(a)]
+        sections = [a for a in inner if dataclasses.is_dataclass(a)]
+        name = f"{key}.{f.name}" if key else f.name
+        if sections:
+            for section in sections:
+                yield from _schema_leaves(section, name)
+        else:
+            owner = next(c for c in cls.__mro__ if f.name in getattr(c, "__annotations__", {}))
+            yield name, owner, f.name
+
+
+def test_every_key_says_what_it_means_on_its_field():
+    """Each leaf of the params schema carries its meaning once, as the comment on its field
+    (docs and params.yaml give its value, mark and reason): a key added without one fails here,
+    naming it."""
+    import ast
+    import inspect
+    import io
+    import tokenize
+
+    from emergence.pipeline.config import Params
+
+    def commented(owner) -> set[str]:
+        try:
+            lines, first = inspect.getsourcelines(owner)
+        except (OSError, TypeError):  # made at run time (the sweeps' section): its fields are the experiments'
+            return {f for f in owner.__annotations__}
+        source = "".join(lines)
+        comment_lines = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                         if t.type == tokenize.COMMENT}
+        body = ast.parse(inspect.cleandoc("\n" + source) if source[0] == " " else source).body[0].body
+        return {node.target.id for node in body if isinstance(node, ast.AnnAssign)
+                and set(range(node.lineno, node.end_lineno + 1)) & comment_lines}
+
+    cache: dict[type, set[str]] = {}
+    missing = [key for key, owner, name in _schema_leaves(Params)
+               if name not in cache.setdefault(owner, commented(owner))]
+    assert not missing, f"keys without a comment on their field: {missing}"
+
+
+def test_the_parameters_reference_is_written_from_the_schema():
+    """docs/parameters-reference.md lists every key with its values on the three profiles and
+    the meaning on its field; an edit of the schema, a comment or a value that leaves it stale fails."""
+    from emergence.pipeline import parameters_reference as ref
+
+    assert ref.main(["--check"]) == 0
+    text = (REPO_ROOT / ref.REFERENCE).read_text()
+    assert "| `linear_map.train.lr` | `0.001` |" in text and "AdamW learning rate" in text

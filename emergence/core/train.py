@@ -59,8 +59,8 @@ class TrainArgs:
     steps: int = number(1, 10_000_000)             # optimiser steps per seed
     batch_size: int = number(1, 1_000_000)         # sequences per step per seed
     lr: float = number(0.0, 10.0)                  # AdamW learning rate (after warmup, constant)
-    beta1: float = number(0.0, 1.0)
-    beta2: float = number(0.0, 1.0)
+    beta1: float = number(0.0, 1.0)                # AdamW's first-moment decay
+    beta2: float = number(0.0, 1.0)                # AdamW's second-moment decay
     weight_decay: float = number(0.0, 10.0)        # AdamW's decoupled weight decay
     warmup_steps: int = number(0, 10_000_000)      # linear warmup from 0 (0: none)
     grad_clip: float = number(0.0, 1e6)            # each seed's global gradient norm clipped to this (0: not)

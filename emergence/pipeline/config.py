@@ -62,13 +62,13 @@ Interventions = declared_sections("interventions")
 @dataclass(frozen=True, kw_only=True)
 class ReportArgs:
     base_rev: str                                # parameters and metrics are compared against it
-    attention_seeds: int = number(1, 4096)
-    max_figure_seeds: int = number(1, 4096)
+    attention_seeds: int = number(1, 4096)       # seeds shown in the attention-map figures
+    max_figure_seeds: int = number(1, 4096)      # seeds drawn one by one in per-seed panels
 
 
 @dataclass(frozen=True, kw_only=True)
 class Params:
-    profile: Literal[PROFILES]
+    profile: Literal[PROFILES]                   # the overlay of profiles/ merged over params.yaml
     execution: ExecutionArgs
     linear_map: LinearMapSection
     cellular_automata: AutomataSection

@@ -84,10 +84,10 @@ class Setting:
 class Budget:
     """The training budget a sweep gives each of its cells (see `with_budget`); sweeps add
     their batch (`batch_size`, or `batch_tokens` held fixed across state sizes)."""
-    n_seeds: int = number(1, 4096)
-    steps: int = number(1, 10_000_000)
-    eval_every: int = number(1, 10_000_000)
-    eval_sequences: int = number(1, 1_000_000)
+    n_seeds: int = number(1, 4096)                 # seeds of each cell
+    steps: int = number(1, 10_000_000)             # training steps of each cell (a run unfinished here is censored)
+    eval_every: int = number(1, 10_000_000)        # evaluation spacing (train.eval_every)
+    eval_sequences: int = number(1, 1_000_000)     # the fixed evaluation set (task.eval_sequences)
     examples: Examples  # per-example answers kept (train.examples); per unit they are GBs at the paper's S
 
 

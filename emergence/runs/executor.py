@@ -61,7 +61,7 @@ class SlurmArgs:
     partition: str = ""                        # "" = the cluster's default partition
     timeout_min: int = number(1, 60 * 24 * 14)  # wall-time limit of each task
     cpus_per_task: int = number(1, 4096)        # also each task's torch threads
-    gpus_per_task: int = number(0, 64)
+    gpus_per_task: int = number(0, 64)          # 1 on GPU partitions (with train.device cuda)
     mem_gb: float = number(0.0, 100_000.0)      # 0 = the partition's default
     max_resubmit: int = number(0, 100)          # resubmissions of tasks that failed or died
     array_parallelism: int = number(1, 100_000)  # tasks of one array running at once
@@ -70,7 +70,7 @@ class SlurmArgs:
 @dataclass(frozen=True, kw_only=True)
 class ExecutionArgs:
     """How a training stage builds the cells the cell cache lacks (never what they compute)."""
-    executor: Literal[EXECUTORS] = "local"
+    executor: Literal[EXECUTORS] = "local"     # local: a process pool here; slurm: one job-array task per missing cell
     workers: int = number(0, 4096)             # worker processes; 0 = cores // threads_per_worker (CUDA: GPUs)
     threads_per_worker: int = number(1, 4096)  # torch threads in each worker
     slowdown: float = number(1.0, 4096.0)      # a cell's time in a worker / in one process with every core

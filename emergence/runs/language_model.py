@@ -34,10 +34,10 @@ from emergence.runs.runner import PreparedTraining, prepare, runs_on, train_prep
 @dataclass(frozen=True, kw_only=True)
 class SizeArgs:
     """One model size: d_model = n_head * d_head, d_mlp = mlp_ratio * d_model."""
-    n_layer: int = number(1, 64)
-    n_head: int = number(1, 1024)
-    d_head: int = number(1, 1024)
-    mlp_ratio: int = number(0, 64)
+    n_layer: int = number(1, 64)      # blocks
+    n_head: int = number(1, 1024)     # attention heads
+    d_head: int = number(1, 1024)     # width of each head
+    mlp_ratio: int = number(0, 64)    # MLP width over d_model
 
 
 PRETRAINING_TASKS = ("dyck", "neural_ca", "random")
@@ -54,15 +54,15 @@ TRANSFERS = ("attention_mlp", "body", "all")
 @dataclass(frozen=True, kw_only=True)
 class PretrainingArgs:
     """Claim 9: sizes that get a twin per pre-pretraining task ('<size>+<task>')."""
-    sizes: list[str]
-    tasks: list[Literal[PRETRAINING_TASKS]]
-    transfer: Literal[TRANSFERS] = "attention_mlp"
+    sizes: list[str]                               # sizes that get a twin per task ('small+dyck', ...)
+    tasks: list[Literal[PRETRAINING_TASKS]]        # the synthetic tasks; random is the control
+    transfer: Literal[TRANSFERS] = "attention_mlp"  # what a twin carries into the corpus phase (TRANSFERS)
     steps: dict[str, int]  # pre-pretraining steps per task (each its own piloted length)
-    dyck_k: int = number(1, 64)
-    max_depth: int = number(1, 1024)
-    nca_states: int = number(2, 64)
-    nca_width: int = number(3, 4096)
-    nca_hidden: int = number(1, 4096)
+    dyck_k: int = number(1, 64)                    # Dyck: bracket types (2k synthetic tokens)
+    max_depth: int = number(1, 1024)               # Dyck: deepest nesting
+    nca_states: int = number(2, 64)                # neural CA: states a cell takes
+    nca_width: int = number(3, 4096)               # neural CA: cells per row (rows flattened into the sequence)
+    nca_hidden: int = number(1, 4096)              # neural CA: tanh units of the random rule network
 
     def check(self, key: str) -> None:
         if len(set(self.tasks)) != len(self.tasks):
@@ -83,15 +83,15 @@ class PretrainingArgs:
 class RareSkillsArgs:
     """Claim 1 where a skill has to emerge from a weak signal: sizes that also train from scratch
     on a corpus whose mixture makes some document kinds rare ('<size>@rare'), same seeds."""
-    sizes: list[str]
-    mixture: Mixture
+    sizes: list[str]                               # sizes that get a rare-skills twin ('small@rare')
+    mixture: Mixture                               # the twin's document weights
 
 
 @dataclass(frozen=True, kw_only=True)
 class LanguageModelTraining:
     """What training the language models reads of the `language_model` section (its probes and
     patching are emergence/runs/lm_probes.py's, whose LanguageModelArgs adds them)."""
-    corpus: CorpusArgs
+    corpus: CorpusArgs                         # the generated corpus every size trains on
     seq_len: int = number(16, 100_000)         # tokens per training window
     sizes: dict[str, SizeArgs]                 # the model family, by name
     train: TrainArgs                           # every size and twin trains with it

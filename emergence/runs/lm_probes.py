@@ -35,8 +35,8 @@ def probe_kinds(corpus: CorpusArgs) -> list[str]:
 @dataclass(frozen=True, kw_only=True)
 class ProbeArgs:
     kinds: list[str]  # from probe_kinds (checked against the corpus by LanguageModelArgs)
-    n_prompts: int = number(1, 100_000)
-    solved_accuracy: float = number(0.0, 1.0)
+    n_prompts: int = number(1, 100_000)        # held-out prompts per capability
+    solved_accuracy: float = number(0.0, 1.0)  # greedy accuracy at which a capability counts as solved
 
     def check(self, key: str) -> None:
         if not self.kinds:
@@ -48,9 +48,9 @@ class ProbeArgs:
 @dataclass(frozen=True, kw_only=True)
 class PatchingArgs:
     top_k: list[int] = number(1, None)  # heads patched together, ranked by their single-head effect
-    positions: Literal["all", "answer"] = "all"
-    bracket: Literal["steepest", "jump", "last_unsolved"] = "steepest"
-    min_gap: float = number(0.0, 1.0)
+    positions: Literal["all", "answer"] = "all"  # query rows patched: every one, or the answer's
+    bracket: Literal["steepest", "jump", "last_unsolved"] = "steepest"  # the checkpoint interval patched across
+    min_gap: float = number(0.0, 1.0)           # brackets whose p(correct) rises by less are not patched
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,15 +29,15 @@ from emergence.core.hooks import Hook, apply_hook, pattern_name, scores_name
 @dataclass(frozen=True, kw_only=True)
 class PythiaArgs:
     """The `pythia` section (hub downloads; off unless `enabled`)."""
-    enabled: bool
-    sizes: list[Literal["14m", "31m", "70m", "160m", "410m", "1b", "1.4b", "2.8b", "6.9b", "12b"]]
+    enabled: bool                                # downloads checkpoints from the hub: off unless the user turns it on
+    sizes: list[Literal["14m", "31m", "70m", "160m", "410m", "1b", "1.4b", "2.8b", "6.9b", "12b"]]  # Pythia sizes
     seeds: list[int] = number(0, 9)              # PolyPythia: 0 = the original, 1-9 = -seed{k}
-    max_step: int = number(0, 143000)
-    capability: Literal["digits", "words"] = "digits"
-    n_prompts: int = number(1, 100_000)
-    solved_accuracy: float = number(0.0, 1.0)
-    top_k: list[int] = number(1, None)
-    device: Literal["cpu", "cuda"] = "cuda"
+    max_step: int = number(0, 143000)            # the last released checkpoint searched
+    capability: Literal["digits", "words"] = "digits"  # repeated digit strings, or repeated words
+    n_prompts: int = number(1, 100_000)          # probe prompts
+    solved_accuracy: float = number(0.0, 1.0)    # greedy accuracy at which the capability counts as solved
+    top_k: list[int] = number(1, None)           # heads patched together, ranked by their single-head effect
+    device: Literal["cpu", "cuda"] = "cuda"      # where the checkpoints run
 
 
 ATTENTION_NAME = "emergence_hooked"

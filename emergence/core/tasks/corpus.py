@@ -28,11 +28,11 @@ KINDS = ("digits", "spans", "patterns", "ioi", "noise")
 @dataclass(frozen=True, kw_only=True)
 class Mixture:
     """Relative weights of the document kinds (at least one positive)."""
-    digits: float = number(0.0, None)
-    spans: float = number(0.0, None)
-    patterns: float = number(0.0, None)
-    ioi: float = number(0.0, None)
-    noise: float = number(0.0, None)
+    digits: float = number(0.0, None)    # a digit string repeated
+    spans: float = number(0.0, None)     # random tokens repeated after a filler (in-context repetition)
+    patterns: float = number(0.0, None)  # a short cycle continued
+    ioi: float = number(0.0, None)       # indirect-object identification sentences
+    noise: float = number(0.0, None)     # random tokens, no key
 
     def check(self, key: str) -> None:
         if self.digits + self.spans + self.patterns + self.ioi + self.noise <= 0:

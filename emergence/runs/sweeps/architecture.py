@@ -23,21 +23,21 @@ Profile = Literal["default", "smoke", "paper"]
 class ShapeCell:
     """A model shape: d_model = n_head * d_head. `families`: the comparisons it belongs to
     (heads at fixed d_head, width at fixed n_head * d_head, depth); `profiles`: where it runs."""
-    n_head: int = number(1, 1024)
-    d_head: int = number(1, 1024)
-    n_layer: int = number(1, 64)
-    families: list[Literal["heads", "width", "depth", "stacked"]]
-    profiles: list[Profile]
+    n_head: int = number(1, 1024)                  # attention heads
+    d_head: int = number(1, 1024)                  # width of each head
+    n_layer: int = number(1, 64)                   # blocks
+    families: list[Literal["heads", "width", "depth", "stacked"]]  # the comparisons it belongs to
+    profiles: list[Profile]                        # the profiles that run it
 
 
 @dataclass(frozen=True, kw_only=True)
 class ArchitectureSweepArgs(Budget):
     """sweeps.architecture (the linear map: `sparsity` is set) or sweeps.ca_architecture."""
-    state_size: int = number(1, 4096)
-    mlp_ratio: int = number(0, 64)
-    batch_size: int = number(1, 1_000_000)
-    cells: dict[str, ShapeCell]
-    sparsity: int | None = number(1, 4096, default=None)
+    state_size: int = number(1, 4096)              # the task's S
+    mlp_ratio: int = number(0, 64)                 # d_mlp over d_model in every shape
+    batch_size: int = number(1, 1_000_000)         # sequences per step
+    cells: dict[str, ShapeCell]                    # the shapes, by name
+    sparsity: int | None = number(1, 4096, default=None)  # the linear map's s (None: the automata)
 
     def check(self, key: str) -> None:
         if self.sparsity is not None and self.sparsity > self.state_size:

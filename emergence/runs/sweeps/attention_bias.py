@@ -20,10 +20,11 @@ NAME = "attention_bias"
 
 @dataclass(frozen=True, kw_only=True)
 class AttentionBiasArgs(Budget):
-    state_size: int = number(1, 4096)
-    sparsity: int = number(1, 4096)
+    """interventions.attention_bias: the linear map trained at each bias strength c."""
+    state_size: int = number(1, 4096)           # S
+    sparsity: int = number(1, 4096)             # s
     strengths: list[float] = number(-1e4, 1e4)  # c values; 0 is the control
-    batch_size: int = number(1, 1_000_000)
+    batch_size: int = number(1, 1_000_000)      # sequences per step
 
     def check(self, key: str) -> None:
         if self.sparsity > self.state_size:

@@ -32,8 +32,8 @@ TASK = "cellular_automata"
 class StateSizeSweepArgs(Budget):
     state_sizes: list[int] = number(1, 4096)     # distinct, increasing
     strengths: list[float] = number(-1e4, 1e4)  # bias strengths c; 0 is the control
-    batch_tokens: int = number(1, 100_000_000)
-    bias_scaling: Literal["constant", "log_length"] = "constant"
+    batch_tokens: int = number(1, 100_000_000)   # tokens per step: batch = batch_tokens // (S * n_states), at least 1
+    bias_scaling: Literal["constant", "log_length"] = "constant"  # log_length: c + ln(S / S0), same initial window mass
     reference_state_size: int = number(1, 4096, default=4)  # S at which the applied strength is c
 
     def check(self, key: str) -> None:

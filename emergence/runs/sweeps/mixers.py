@@ -35,15 +35,15 @@ SHAPE_KEYS = {"mamba2": {"d_state", "expand", "conv_kernel"}, "gated_deltanet": 
 @dataclass(frozen=True, kw_only=True)
 class LearningRates:
     """An architecture's AdamW learning rate per task; unset takes the task's train.lr."""
-    linear_map: float | None = number(0.0, 10.0, default=None)
-    cellular_automata: float | None = number(0.0, 10.0, default=None)
+    linear_map: float | None = number(0.0, 10.0, default=None)         # on the linear map
+    cellular_automata: float | None = number(0.0, 10.0, default=None)  # on the automata
 
 
 @dataclass(frozen=True, kw_only=True)
 class SeedCounts:
     """An architecture's seeds per task; unset takes the sweep's n_seeds for that task."""
-    linear_map: int | None = number(1, 100_000, default=None)
-    cellular_automata: int | None = number(1, 100_000, default=None)
+    linear_map: int | None = number(1, 100_000, default=None)         # on the linear map
+    cellular_automata: int | None = number(1, 100_000, default=None)  # on the automata
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,17 +51,17 @@ class Architecture:
     """One architecture of the comparison. Unset (null or absent) keys take the task's value:
     n_head the task model's, lr its train.lr, compile its train.compile, n_seeds the sweep's
     for that task; tasks every task, sparsities every sparsity of the linear map's."""
-    mixer: Literal[MIXERS]
-    profiles: list[Literal["default", "smoke", "paper"]]
-    tasks: list[Literal[TASKS]] | None = None
-    sparsities: list[int] | None = number(1, 4096, default=None)
-    n_head: int | None = number(1, 1024, default=None)
-    d_state: int | None = number(1, 1024, default=None)
-    expand: int | None = number(1, 16, default=None)
-    conv_kernel: int | None = number(1, 64, default=None)
-    lr: LearningRates | None = None
-    n_seeds: SeedCounts | None = None
-    compile: CompileMode | None = None
+    mixer: Literal[MIXERS]                         # the token-mixing slot (emergence/core/mixers.py)
+    profiles: list[Literal["default", "smoke", "paper"]]  # the profiles that run it
+    tasks: list[Literal[TASKS]] | None = None      # the tasks it runs (None: both)
+    sparsities: list[int] | None = number(1, 4096, default=None)  # its linear-map sparsities (None: all)
+    n_head: int | None = number(1, 1024, default=None)    # heads (None: the task model's)
+    d_state: int | None = number(1, 1024, default=None)   # mamba2: state size per head
+    expand: int | None = number(1, 16, default=None)      # mamba2: d_inner / d_model
+    conv_kernel: int | None = number(1, 64, default=None)  # mamba2, gated_deltanet: short convolution width
+    lr: LearningRates | None = None                # its own learning rate per task
+    n_seeds: SeedCounts | None = None              # its own seed count per task
+    compile: CompileMode | None = None             # its own train.compile (None: the task's)
 
     def check(self, key: str) -> None:
         for name in ("d_state", "expand", "conv_kernel"):
@@ -72,9 +72,10 @@ class Architecture:
 
 @dataclass(frozen=True, kw_only=True)
 class LinearMapSettings(Budget):
-    state_size: int = number(1, 4096)
-    sparsities: list[int] = number(1, 4096)
-    batch_size: int = number(1, 1_000_000)
+    """The comparison on the linear map: its S, each s it runs, its budget."""
+    state_size: int = number(1, 4096)              # S
+    sparsities: list[int] = number(1, 4096)        # each s, a setting of its own
+    batch_size: int = number(1, 1_000_000)         # sequences per step
 
     def check(self, key: str) -> None:
         bad = [s for s in self.sparsities if s > self.state_size]
@@ -84,18 +85,20 @@ class LinearMapSettings(Budget):
 
 @dataclass(frozen=True, kw_only=True)
 class AutomataSettings(Budget):
-    state_sizes: list[int] = number(1, 4096)
-    batch_tokens: int = number(1, 100_000_000)
+    """The comparison on the automata: each S it runs, its budget."""
+    state_sizes: list[int] = number(1, 4096)       # each S, a setting of its own
+    batch_tokens: int = number(1, 100_000_000)     # tokens per step, fixed across S (as sweeps.ca_state_size)
 
 
 @dataclass(frozen=True, kw_only=True)
 class MixerSweepArgs:
-    match_parameters: bool
+    """sweeps.mixers: the architectures compared and the task settings they run."""
+    match_parameters: bool                         # each mixer's MLP width set to match the transformer's count
     architectures: dict[str, Architecture]
     linear_map: LinearMapSettings
     cellular_automata: AutomataSettings
-    tolerance: float = number(0.0, 1.0)
-    kernels: Literal[KERNELS] = "reference"
+    tolerance: float = number(0.0, 1.0)            # a count further off than this fraction stops the stage
+    kernels: Literal[KERNELS] = "reference"        # the mixers' cores: this package's, or the CUDA libraries' 
 
     def check(self, key: str) -> None:
         for name, arch in self.architectures.items():

@@ -25,10 +25,10 @@ NO_CELLS = "no cell of this row runs on this profile"
 class GridRow:
     """One state size S of the grid: the paper's sparsities, and the subsets the default and
     smoke profiles run (the paper profile runs them all)."""
-    state_size: int = number(1, 4096)
-    sparsities: list[int] = number(1, 4096)
-    default: list[int] = number(1, 4096)
-    smoke: list[int] = number(1, 4096)
+    state_size: int = number(1, 4096)              # S of this row
+    sparsities: list[int] = number(1, 4096)        # every s the paper plots at this S (the paper profile's)
+    default: list[int] = number(1, 4096)           # the subset the default profile runs
+    smoke: list[int] = number(1, 4096)             # the subset the smoke profile runs
 
     def check(self, key: str) -> None:
         bad = [x for x in self.sparsities if x > self.state_size]
@@ -47,8 +47,9 @@ class GridRow:
 
 @dataclass(frozen=True, kw_only=True)
 class SparsitySweepArgs(Budget):
-    batch_size: int = number(1, 1_000_000)
-    grid: dict[str, GridRow]
+    """sweeps.sparsity: the budget of every cell and the grid's rows (one DVC stage each)."""
+    batch_size: int = number(1, 1_000_000)         # sequences per step
+    grid: dict[str, GridRow]                       # row name (S08, ...) -> its state size and sparsities
 
 
 def cell_config(setting: Setting, sweep: SparsitySweepArgs, state_size: int, sparsity: int) -> Cell:
