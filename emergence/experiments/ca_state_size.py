@@ -4,7 +4,7 @@ from emergence.common.experiments import Experiment
 
 EXPERIMENT = Experiment(
     name="ca_state_size", title="the automata's plateau against state size and bias",
-    params="sweeps.ca_state_size", chapter="05_cellular_automata", figure="fig-ca-plateau",
+    params="sweeps.ca_state_size", chapter="05_ca_state_size", figure="fig-ca-plateau",
     args="emergence.runs.sweeps.ca_state_size:StateSizeSweepArgs",
     files="emergence.runs.sweeps.ca_state_size:sweep_files", summarize="emergence.analysis.ca_state_size:summarize",
     reads=("cellular_automata.task", "cellular_automata.model", "cellular_automata.bias", "cellular_automata.train"),

@@ -150,7 +150,7 @@ table(pd.DataFrame(rows), index=False)
 # ## Claims
 
 # %%
-claims_section("05_cellular_automata")
+claims_section("05_ca_state_size")
 
 # %%
 md(f"""Plateau end = first evaluation with progress ≥ {ana_cfg['plateau_threshold']}; seeds that never get
