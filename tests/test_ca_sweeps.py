@@ -7,7 +7,6 @@ import typed_params as typed
 
 from emergence.runs.cells import write_sweep
 from emergence.pipeline.config import ConfigError, load_params, validate
-from emergence.runs.sweeps import architecture as arch
 from emergence.runs.sweeps import ca_state_size as sweep
 from emergence.analysis.architecture import summarize_architecture
 from emergence.analysis.ca_state_size import summarize as summarize_state_sizes

@@ -324,3 +324,23 @@ def test_the_parameters_reference_is_written_from_the_schema():
     assert ref.main(["--check"]) == 0
     text = (REPO_ROOT / ref.REFERENCE).read_text()
     assert "| `linear_map.train.lr` | `0.001` |" in text and "AdamW learning rate" in text
+
+
+def test_a_key_a_stage_does_not_declare_stops_the_stage_where_it_is_read():
+    """A stage's params hold only the keys it declares: typed, the others are `Undeclared`,
+    which raise naming the key when read (arithmetic, truth, the cache key), and a sweep's
+    replacement of one is read as its own value."""
+    from dataclasses import replace
+
+    from emergence.common.schema import Undeclared, load, to_params
+    from emergence.core.train import TrainArgs
+
+    declared = {"n_seeds": 2, "first_seed": 0, "seeds_per_group": 2}
+    train = load(TrainArgs, declared, "linear_map.train", declared_only=True)
+    assert train.n_seeds == 2 and isinstance(train.steps, Undeclared)
+    for read in (lambda: train.steps // 4, lambda: bool(train.lr), lambda: to_params(train)):
+        with pytest.raises(ConfigError, match=r"linear_map\.train\.(steps|lr|batch_size)\b.*not among the keys"):
+            read()
+    with pytest.raises(ConfigError, match="linear_map.train.steps: missing"):
+        load(TrainArgs, declared, "linear_map.train")
+    assert replace(train, steps=8).steps // 4 == 2

@@ -7,7 +7,7 @@ import xarray as xr
 
 from dataclasses import replace
 
-from emergence.common.schema import ConfigError, load, to_params
+from emergence.common.schema import ConfigError, load
 from emergence.core.tasks import corpus as cp
 from emergence.pipeline.config import load_params, validate
 from emergence.runs import language_model as lm
@@ -259,7 +259,6 @@ def test_a_variant_trained_group_by_group_elsewhere_has_the_bytes_of_one_build(t
     """A from-scratch variant's seed groups trained apart (workers, array tasks): its build then
     trains nothing and writes the whole build's bytes, train.nc and checkpoints; a
     pre-pretrained twin stays whole."""
-    import copy
     import hashlib
 
     from emergence.core import train

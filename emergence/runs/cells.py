@@ -32,7 +32,7 @@ from emergence.common.io import atomic_dir, config_hash, read_netcdf, write_netc
 from emergence.common.schema import load, number, to_params
 from emergence.core.model import ModelConfig, parameter_count
 from emergence.core.tasks import cellular_automata, linear_map
-from emergence.core.train import Examples, TrainArgs, TrainingSection, schedules, train_group
+from emergence.core.train import Examples, TrainArgs, schedules, train_group
 from emergence.runs.cache import (Part, Request, build_missing, cached, finished_group, group_stored,
                                          intact_entry)
 from emergence.runs.executor import ExecutionArgs

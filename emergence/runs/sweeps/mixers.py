@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from emergence.common.schema import ConfigError, number
+from emergence.common.params import architecture_seeds
+from emergence.common.schema import ConfigError, number, to_params
 from emergence.core.kernel_refusals import refusal
 from emergence.core.mixer_kernels import KERNELS, check_available
 from emergence.core.mixers import MIXERS
@@ -127,10 +128,9 @@ def settings(sweep: MixerSweepArgs) -> list[tuple[str, dict, str]]:
 
 
 def seeds(sweep: MixerSweepArgs, arch: Architecture | None, task: str) -> int:
-    """The seeds an architecture (None: one a profile's overlay leaves out) trains on `task`: its
-    own `n_seeds` there, or the task setting's."""
-    own = getattr(arch.n_seeds, task) if arch is not None and arch.n_seeds is not None else None
-    return own or getattr(sweep, task).n_seeds
+    """The seeds an architecture (None: one a profile's overlay leaves out) trains on `task`
+    (`architecture_seeds`, the rule the scorecard reads a profile's counts by)."""
+    return architecture_seeds(to_params(sweep), None if arch is None else to_params(arch), task)
 
 
 def cell_config(setting: Setting, sweep: MixerSweepArgs, task: str, overrides: dict, arch: Architecture) -> Cell:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import xarray as xr
 
-from emergence.common.schema import ConfigError, number
+from emergence.common.params import sparsities_on
+from emergence.common.schema import ConfigError, number, to_params
 from emergence.runs.cells import Budget, Cell, Setting, SweepFile, trained_file, with_budget
 from emergence.runs.executor import ExecutionArgs
 
@@ -40,9 +41,8 @@ class GridRow:
                 raise ConfigError(f"{key}.{name}: must be a subset of {key}.sparsities, got extra {extra}")
 
     def on(self, profile: str) -> list[int]:
-        """The sparsities this row runs on `profile`: the paper profile every one the paper
-        plots, the others their own subsets."""
-        return list(self.sparsities if profile == "paper" else getattr(self, profile))
+        """The sparsities this row runs on `profile` (`sparsities_on`, the rule the report reads too)."""
+        return sparsities_on(to_params(self), profile)
 
 
 @dataclass(frozen=True, kw_only=True)
